@@ -1,0 +1,48 @@
+// What a worker can ask the coordinator. Implemented in-process by Coordinator and over gRPC by
+// GrpcClient. Every call is bounded in time: plain calls by the client's RPC deadline, the two
+// waiting calls by their `timeout` argument.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tensorhub/coord/types.hpp"
+
+namespace tensorhub::coord {
+
+class Client {
+ public:
+  virtual ~Client() = default;
+
+  virtual WorkerId register_worker(const WorkerInfo& info) = 0;
+  virtual void deregister_worker(WorkerId worker) = 0;
+
+  virtual PublishReply publish(const PublishRequest& request) = 0;
+  // Withdraws the worker's reference to (model, version): no new reads are assigned to it.
+  // Returns the number of reads still pinning it.
+  virtual std::uint32_t unpublish(WorkerId worker, const std::string& model, std::uint64_t version) = 0;
+  // Waits until the withdrawn reference has no pinned reads (then forgets it) or `timeout`
+  // passes; returns the pins left (0 = drained).
+  virtual std::uint32_t wait_drained(WorkerId worker, const std::string& model, std::uint64_t version,
+                                     std::chrono::milliseconds timeout) = 0;
+
+  virtual void retain(const std::string& model, std::uint64_t version) = 0;
+  virtual void release(const std::string& model, std::uint64_t version) = 0;
+
+  virtual std::optional<std::uint64_t> latest(const std::string& model) = 0;
+  virtual std::optional<std::uint64_t> wait_for(const std::string& model, std::optional<std::uint64_t> newer_than,
+                                                std::chrono::milliseconds timeout) = 0;
+
+  virtual ResolveReply resolve(const ResolveRequest& request) = 0;
+  virtual void offer_relay(const RelayOffer& offer) = 0;
+  virtual AcquireReply acquire(const AcquireRequest& request) = 0;
+  virtual void complete(const CompleteRequest& request) = 0;
+  virtual void finish(const FinishRequest& request) = 0;
+
+  virtual std::vector<ModelStatus> status() = 0;
+};
+
+}  // namespace tensorhub::coord

@@ -1,0 +1,68 @@
+// Serves a Client implementation (in practice the Coordinator) over gRPC, so that workers in
+// other processes reach it through GrpcClient.
+//
+// RAII: the constructor binds and starts serving, the destructor stops. Each rpc is forwarded
+// to `backend` on a server thread, so the backend must be thread-safe and must outlive the
+// server. Exceptions thrown by the backend become gRPC status codes (GrpcClient maps them back):
+//   NotFoundError -> NOT_FOUND          UserError      -> INVALID_ARGUMENT
+//   TimeoutError  -> DEADLINE_EXCEEDED  TransportError -> UNAVAILABLE
+//   ContractViolation, anything else    -> INTERNAL
+// with the exception's what() as the message.
+//
+// The synchronous gRPC API is used: WaitFor / WaitDrained occupy a server thread while they
+// wait. The server therefore grows threads on demand (up to GrpcServerOptions::max_threads) so
+// that blocked waiters never starve plain calls; when every thread is taken, new calls fail
+// fast with RESOURCE_EXHAUSTED (a TransportError for the caller) instead of queueing. Waits are
+// run in short slices so that a cancelled call or a shutdown frees its thread promptly.
+// gRPC stays out of this header (pimpl).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "tensorhub/coord/client.hpp"
+
+namespace tensorhub::coord {
+
+struct GrpcServerOptions {
+  int min_pollers = 2;     // threads always waiting for new calls
+  int max_pollers = 8;     // idle threads beyond this exit
+  int max_threads = 1024;  // all server threads, waiting handlers included
+};
+
+class GrpcServer {
+ public:
+  // `listen_address` is "host:port"; port 0 picks a free port (see port()), e.g. "0.0.0.0:0".
+  // Plain TCP without TLS (trusted cluster network); messages up to 256 MiB both ways.
+  // Throws TransportError when the address cannot be bound (in use, unresolvable, malformed),
+  // UserError for an empty address or inconsistent options.
+  GrpcServer(Client& backend, std::string listen_address, GrpcServerOptions options = {});
+  // Stops serving (see shutdown()). No thread may still be inside wait() when it runs.
+  ~GrpcServer();
+
+  GrpcServer(const GrpcServer&) = delete;
+  GrpcServer& operator=(const GrpcServer&) = delete;
+  GrpcServer(GrpcServer&&) = delete;
+  GrpcServer& operator=(GrpcServer&&) = delete;
+
+  // The port actually bound.
+  int port() const;
+  // "host:port" for clients to dial, e.g. address_for(hostname) after listening on 0.0.0.0:0.
+  // IPv6 literals are bracketed.
+  std::string address_for(const std::string& host) const;
+
+  // Stops accepting calls, lets running plain calls finish for up to ~1 s, then cancels the
+  // rest; waiting calls return UNAVAILABLE at once. Idempotent, safe from any thread, returns
+  // once no handler runs any more (bounded: the backend's plain calls are short and waits are
+  // sliced).
+  void shutdown();
+  // Blocks until shutdown() has completed (called from another thread, e.g. one that sigwait()s);
+  // for `tensorhub serve`.
+  void wait();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tensorhub::coord

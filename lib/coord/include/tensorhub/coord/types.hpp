@@ -1,0 +1,133 @@
+// Messages between workers and the coordinator. The same structs are used in-process
+// (Coordinator implements Client directly) and over gRPC (share/proto/tensorhub.proto mirrors
+// them one to one; grpc_codec.cpp converts).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tensorhub/core/manifest.hpp"
+
+namespace tensorhub::coord {
+
+using WorkerId = std::uint64_t;
+
+// Where a worker runs and how to reach its memory.
+struct WorkerInfo {
+  std::string endpoint;   // Transport::endpoint()
+  std::string transport;  // "mpi_rma", "local", ...
+  std::string host;
+  std::string rack;       // TENSORHUB_RACK, may be empty
+  std::string dc;         // TENSORHUB_DC, may be empty
+  std::int32_t rank = -1; // rank in the job communicator, -1 if none
+};
+
+// The model-parallel group a call is made on behalf of: `size` ranks, this is `rank`.
+// Publishing groups commit a version once all `size` shards are registered; reading groups
+// resolve `latest` once for all `size` ranks (per pull sequence number).
+struct Group {
+  std::string name;
+  std::uint32_t size = 1;
+  std::uint32_t rank = 0;
+};
+
+struct PublishRequest {
+  WorkerId worker = 0;
+  std::string model;
+  std::uint64_t version = 0;
+  std::uint64_t chunk_bytes = kDefaultChunkBytes;
+  Group group;
+  ShardManifest shard;               // shard.shard == group.rank
+  std::vector<std::string> regions;  // one Exposure descriptor per shard tensor
+};
+
+struct PublishReply {
+  bool committed = false;  // true when this shard completed the version
+};
+
+struct ResolveRequest {
+  WorkerId reader = 0;
+  std::string model;
+  std::optional<std::uint64_t> version;  // nullopt = latest
+  Group group;
+  std::uint64_t seq = 0;                 // the group's pull counter; same on all its ranks
+};
+
+struct ResolveReply {
+  Manifest manifest;  // manifest.version is the version resolved
+};
+
+// The reader offers its destination buffers as relay sources (one descriptor per manifest
+// tensor it pulls, empty for tensors it does not pull).
+struct RelayOffer {
+  WorkerId reader = 0;
+  std::string model;
+  std::uint64_t version = 0;
+  std::vector<std::string> regions;  // indexed like Manifest::tensors
+};
+
+struct AcquireRequest {
+  WorkerId reader = 0;
+  std::string model;
+  std::uint64_t version = 0;
+  std::vector<std::uint32_t> chunks;  // global chunk ids still needed, in wanted order
+  std::uint32_t max_assign = 16;
+};
+
+struct Assignment {
+  std::uint32_t chunk = 0;
+  WorkerId holder = 0;
+  std::string endpoint;
+  std::string region;
+  std::uint64_t offset = 0;  // byte offset of the chunk inside `region`
+  bool origin = false;       // holder is a publisher (not a relaying reader)
+};
+
+struct AcquireReply {
+  std::vector<Assignment> assignments;
+  // Chunks that no holder has at all (the version lost its holders): the pull cannot finish.
+  std::vector<std::uint32_t> unavailable;
+};
+
+struct ChunkResult {
+  std::uint32_t chunk = 0;
+  WorkerId holder = 0;
+  bool ok = true;
+};
+
+struct CompleteRequest {
+  WorkerId reader = 0;
+  std::string model;
+  std::uint64_t version = 0;
+  std::vector<ChunkResult> results;      // releases these assignments' pins
+  std::vector<std::uint32_t> now_held;   // verified chunks the reader now serves (relay)
+};
+
+struct FinishRequest {
+  WorkerId reader = 0;
+  std::string model;
+  std::uint64_t version = 0;
+  Group group;
+  std::uint64_t seq = 0;
+};
+
+struct VersionStatus {
+  std::uint64_t version = 0;
+  bool committed = false;
+  bool readable = false;
+  std::uint32_t retained = 0;
+  std::uint32_t holders = 0;
+  std::uint32_t origin_holders = 0;
+  std::uint32_t pins = 0;
+  std::uint64_t bytes = 0;
+};
+
+struct ModelStatus {
+  std::string model;
+  std::vector<VersionStatus> versions;
+};
+
+}  // namespace tensorhub::coord

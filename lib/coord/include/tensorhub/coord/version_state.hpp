@@ -1,0 +1,82 @@
+// One version's entry in the coordinator's directory, and its lifecycle:
+//
+//   pending  --(all shards of the publishing group registered)-->  committed (visible)
+//   committed: readable while every chunk has a holder that is not withdrawn
+//   a holder: active --unpublish--> withdrawn --(pins drained)--> gone
+//   the version is dropped when its last holder is gone (retained versions refuse that)
+//
+// Pure data + logic; the Coordinator serialises access.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tensorhub/coord/types.hpp"
+
+namespace tensorhub::coord {
+
+struct Holder {
+  WorkerId worker = 0;
+  bool origin = false;     // publisher of a shard (not a relaying reader)
+  bool withdrawn = false;  // unpublished: no new reads, waiting for pins to drain
+  std::uint32_t depth = 0; // 0 origin, n = read from a depth n-1 holder
+  std::vector<std::string> regions;   // per manifest tensor; empty = not held
+  std::vector<std::uint8_t> have;     // per manifest chunk
+  std::uint32_t pins = 0;             // reads in flight from this holder
+  std::uint64_t chunks_held = 0;
+};
+
+struct PendingShard {
+  WorkerId worker = 0;
+  ShardManifest shard;
+  std::vector<std::string> regions;
+};
+
+class VersionState {
+ public:
+  VersionState(std::string model, std::uint64_t version, std::string group, std::uint32_t group_size,
+               std::uint64_t chunk_bytes);
+
+  // Registers one shard; throws UserError if it does not fit (duplicate, size mismatch...).
+  // Returns true when this completed the group and the version is now committed.
+  bool add_shard(const PublishRequest& request);
+
+  bool committed() const { return committed_; }
+  bool readable() const;
+  const Manifest& manifest() const { return manifest_; }
+  std::uint64_t version() const { return version_; }
+
+  std::map<WorkerId, Holder>& holders() { return holders_; }
+  const std::map<WorkerId, Holder>& holders() const { return holders_; }
+  Holder* find_holder(WorkerId worker);
+  // True if `worker` has a pending (uncommitted) shard; removes it.
+  bool drop_pending(WorkerId worker);
+  bool has_pending() const { return !pending_.empty(); }
+
+  // A holder other than `except` that is not withdrawn has chunk `c`.
+  bool chunk_available(std::uint32_t c, WorkerId except = 0) const;
+  // `worker` is the only non-withdrawn holder of some chunk.
+  bool sole_holder_of_some_chunk(WorkerId worker) const;
+
+  std::uint32_t group_pins = 0;  // reading groups that resolved this version and are not done
+  std::uint32_t retained = 0;    // retain() count
+
+  VersionStatus status() const;
+
+ private:
+  void commit();
+
+  std::string model_;
+  std::uint64_t version_;
+  std::string group_;
+  std::uint32_t group_size_;
+  std::uint64_t chunk_bytes_;
+  bool committed_ = false;
+  std::map<std::uint32_t, PendingShard> pending_;
+  Manifest manifest_;
+  std::map<WorkerId, Holder> holders_;
+};
+
+}  // namespace tensorhub::coord

@@ -1,0 +1,345 @@
+#include "tensorhub/coord/coordinator.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "tensorhub/coord/planner.hpp"
+#include "tensorhub/core/error.hpp"
+
+namespace tensorhub::coord {
+namespace {
+
+std::string vname(const std::string& model, std::uint64_t version) {
+  return "'" + model + "' v" + std::to_string(version);
+}
+
+}  // namespace
+
+Coordinator::Coordinator(CoordinatorConfig config) : config_(config), log_("coord") {
+  if (config_.max_readers_per_source == 0) throw UserError("max_readers_per_source must be at least 1");
+}
+
+const WorkerInfo& Coordinator::worker(WorkerId id) const {
+  const auto it = workers_.find(id);
+  if (it == workers_.end()) throw NotFoundError("worker " + std::to_string(id) + " is not registered");
+  return it->second;
+}
+
+VersionState& Coordinator::version_or_throw(const std::string& model, std::uint64_t version) {
+  const auto m = models_.find(model);
+  if (m == models_.end()) throw NotFoundError("model '" + model + "' is unknown to the hub");
+  const auto v = m->second.find(version);
+  if (v == m->second.end()) {
+    std::string known;
+    for (const auto& [n, s] : m->second) known += (known.empty() ? "" : ", ") + std::to_string(n);
+    throw NotFoundError(vname(model, version) + " is not published (known versions: " +
+                        (known.empty() ? "none" : known) + ")");
+  }
+  return v->second;
+}
+
+WorkerId Coordinator::register_worker(const WorkerInfo& info) {
+  if (info.endpoint.empty()) throw UserError("worker registration without an endpoint");
+  std::lock_guard lock(mu_);
+  const WorkerId id = next_worker_++;
+  workers_.emplace(id, info);
+  return id;
+}
+
+void Coordinator::deregister_worker(WorkerId id) {
+  std::lock_guard lock(mu_);
+  worker(id);
+  // A clean leave unpublishes first; whatever is left is withdrawn so no new reads go there.
+  for (auto& [model, versions] : models_) {
+    for (auto& [n, v] : versions) {
+      v.drop_pending(id);
+      if (auto* h = v.find_holder(id)) h->withdrawn = true;
+    }
+  }
+  workers_.erase(id);
+  changed_.notify_all();
+}
+
+PublishReply Coordinator::publish(const PublishRequest& r) {
+  if (r.model.empty()) throw UserError("publish with an empty model name");
+  if (r.group.size == 0) throw UserError("publish with a group of size 0");
+  std::lock_guard lock(mu_);
+  worker(r.worker);
+  auto& versions = models_[r.model];
+  auto it = versions.find(r.version);
+  bool fresh = false;
+  if (it == versions.end()) {
+    it = versions.emplace(r.version, VersionState(r.model, r.version, r.group.name, r.group.size, r.chunk_bytes)).first;
+    fresh = true;
+  }
+  try {
+    const bool committed = it->second.add_shard(r);
+    if (committed) {
+      log_.info("committed " + vname(r.model, r.version) + " (" + std::to_string(r.group.size) + " shards)");
+      changed_.notify_all();
+    }
+    return PublishReply{committed};
+  } catch (...) {
+    if (fresh) versions.erase(it);
+    if (versions.empty()) models_.erase(r.model);
+    throw;
+  }
+}
+
+std::uint32_t Coordinator::outstanding(const VersionState& v, const Holder& h) const {
+  // Origins also wait for reading groups that resolved this version and have not finished:
+  // those groups were promised the version.
+  return h.pins + (h.origin ? v.group_pins : 0);
+}
+
+std::uint32_t Coordinator::unpublish(WorkerId w, const std::string& model, std::uint64_t version) {
+  std::lock_guard lock(mu_);
+  worker(w);
+  auto& v = version_or_throw(model, version);
+  if (v.drop_pending(w)) {
+    if (!v.committed() && !v.has_pending()) models_[model].erase(version);
+    changed_.notify_all();
+    return 0;
+  }
+  Holder* h = v.find_holder(w);
+  if (h == nullptr) throw NotFoundError(vname(model, version) + " is not published by this worker");
+  if (!h->withdrawn && v.retained > 0 && v.sole_holder_of_some_chunk(w)) {
+    throw UserError(vname(model, version) + " is retained and this is its last holder: release() it first, "
+                    "or keep a copy published elsewhere");
+  }
+  h->withdrawn = true;
+  changed_.notify_all();
+  return outstanding(v, *h);
+}
+
+void Coordinator::forget_if_drained(const std::string& model, std::uint64_t version, WorkerId w) {
+  auto m = models_.find(model);
+  if (m == models_.end()) return;
+  auto vit = m->second.find(version);
+  if (vit == m->second.end()) return;
+  auto& v = vit->second;
+  Holder* h = v.find_holder(w);
+  if (h == nullptr || !h->withdrawn || outstanding(v, *h) > 0) return;
+  v.holders().erase(w);
+  if (v.holders().empty() && v.retained == 0 && v.group_pins == 0) m->second.erase(vit);
+  if (m->second.empty()) models_.erase(m);
+}
+
+std::uint32_t Coordinator::wait_drained(WorkerId w, const std::string& model, std::uint64_t version,
+                                        std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto m = models_.find(model);
+    if (m == models_.end()) return 0;
+    const auto vit = m->second.find(version);
+    if (vit == m->second.end()) return 0;
+    const Holder* h = vit->second.find_holder(w);
+    if (h == nullptr) return 0;
+    if (!h->withdrawn) throw UserError("wait_drained on " + vname(model, version) + " before unpublish");
+    const auto left = outstanding(vit->second, *h);
+    if (left == 0) {
+      forget_if_drained(model, version, w);
+      changed_.notify_all();
+      return 0;
+    }
+    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout) return left;
+  }
+}
+
+void Coordinator::retain(const std::string& model, std::uint64_t version) {
+  std::lock_guard lock(mu_);
+  auto& v = version_or_throw(model, version);
+  if (!v.committed()) throw UserError(vname(model, version) + " is not committed yet; retain it after publish");
+  ++v.retained;
+}
+
+void Coordinator::release(const std::string& model, std::uint64_t version) {
+  std::lock_guard lock(mu_);
+  auto& v = version_or_throw(model, version);
+  if (v.retained == 0) throw UserError(vname(model, version) + " is not retained");
+  --v.retained;
+  changed_.notify_all();
+}
+
+std::optional<std::uint64_t> Coordinator::latest_locked(const std::string& model) const {
+  const auto m = models_.find(model);
+  if (m == models_.end()) return std::nullopt;
+  for (auto it = m->second.rbegin(); it != m->second.rend(); ++it) {
+    if (it->second.readable()) return it->first;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> Coordinator::latest(const std::string& model) {
+  std::lock_guard lock(mu_);
+  return latest_locked(model);
+}
+
+std::optional<std::uint64_t> Coordinator::wait_for(const std::string& model, std::optional<std::uint64_t> newer_than,
+                                                   std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto v = latest_locked(model);
+    if (v && (!newer_than || *v > *newer_than)) return v;
+    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout) return std::nullopt;
+  }
+}
+
+ResolveReply Coordinator::resolve(const ResolveRequest& r) {
+  if (r.group.size == 0 || r.group.rank >= r.group.size) throw UserError("resolve: bad reading group");
+  std::lock_guard lock(mu_);
+  worker(r.reader);
+  const GroupKey key{r.model, r.group.name, r.seq};
+  auto g = group_reads_.find(key);
+  if (g != group_reads_.end()) {
+    if (r.version && *r.version != g->second.version) {
+      throw UserError("reading group '" + r.group.name + "' pull #" + std::to_string(r.seq) + ": this rank asked for v" +
+                      std::to_string(*r.version) + " but the group already resolved v" +
+                      std::to_string(g->second.version));
+    }
+    return ResolveReply{version_or_throw(r.model, g->second.version).manifest()};
+  }
+  std::uint64_t chosen = 0;
+  if (r.version) {
+    auto& v = version_or_throw(r.model, *r.version);
+    if (!v.committed()) throw NotFoundError(vname(r.model, *r.version) + " is not committed yet (shards missing)");
+    if (!v.readable()) throw NotFoundError(vname(r.model, *r.version) + " has no live holder for some chunks");
+    chosen = *r.version;
+  } else {
+    const auto l = latest_locked(r.model);
+    if (!l) {
+      if (!models_.count(r.model)) throw NotFoundError("model '" + r.model + "' is unknown to the hub");
+      throw NotFoundError("model '" + r.model + "' has no readable version");
+    }
+    chosen = *l;
+  }
+  auto& v = version_or_throw(r.model, chosen);
+  v.group_pins += r.group.size;
+  group_reads_.emplace(key, GroupRead{chosen, r.group.size});
+  return ResolveReply{v.manifest()};
+}
+
+void Coordinator::offer_relay(const RelayOffer& o) {
+  std::lock_guard lock(mu_);
+  worker(o.reader);
+  auto& v = version_or_throw(o.model, o.version);
+  if (o.regions.size() != v.manifest().tensors.size()) throw UserError("relay offer: one region slot per tensor");
+  if (Holder* h = v.find_holder(o.reader)) {
+    if (!h->withdrawn || outstanding(v, *h) > 0) {
+      throw UserError(vname(o.model, o.version) + " is already held by this worker; unpublish it first");
+    }
+    v.holders().erase(o.reader);
+  }
+  Holder h;
+  h.worker = o.reader;
+  h.origin = false;
+  h.depth = 1;
+  h.regions = o.regions;
+  h.have.assign(v.manifest().chunks.size(), 0);
+  v.holders().emplace(o.reader, std::move(h));
+}
+
+AcquireReply Coordinator::acquire(const AcquireRequest& r) {
+  std::lock_guard lock(mu_);
+  const auto& me = worker(r.reader);
+  auto& v = version_or_throw(r.model, r.version);
+  const auto& man = v.manifest();
+  const auto limit = std::min(std::max<std::uint32_t>(r.max_assign, 1), config_.max_assign_per_call);
+  AcquireReply reply;
+  std::vector<Candidate> cands;
+  std::vector<Holder*> holders;
+  for (const auto c : r.chunks) {
+    if (c >= man.chunks.size()) throw UserError("acquire: chunk id " + std::to_string(c) + " out of range");
+    if (reply.assignments.size() >= limit) break;
+    cands.clear();
+    holders.clear();
+    for (auto& [id, h] : v.holders()) {
+      if (id == r.reader || h.withdrawn || !h.have[c]) continue;
+      const auto wit = workers_.find(id);
+      if (wit == workers_.end()) continue;
+      const auto& served = serving_[id];
+      cands.push_back(Candidate{id, distance_between(me, wit->second), static_cast<std::uint32_t>(served.size()),
+                                served.count(r.reader) > 0, h.origin, h.depth});
+      holders.push_back(&h);
+    }
+    if (cands.empty()) {
+      if (!v.chunk_available(c, r.reader)) reply.unavailable.push_back(c);
+      continue;
+    }
+    const auto pick = choose_source(cands, config_.max_readers_per_source);
+    if (!pick) continue;  // every holder busy: ask again later
+    Holder& src = *holders[*pick];
+    ++src.pins;
+    ++serving_[src.worker][r.reader];
+    if (Holder* mine = v.find_holder(r.reader)) mine->depth = std::max(mine->depth, src.depth + 1);
+    const auto& spec = man.chunks[c];
+    reply.assignments.push_back(
+        Assignment{c, src.worker, workers_.at(src.worker).endpoint, src.regions[spec.tensor], spec.offset, src.origin});
+  }
+  return reply;
+}
+
+void Coordinator::complete(const CompleteRequest& r) {
+  std::lock_guard lock(mu_);
+  auto& v = version_or_throw(r.model, r.version);
+  for (const auto& res : r.results) {
+    Holder* h = v.find_holder(res.holder);
+    if (h == nullptr || h->pins == 0) throw ContractViolation("complete() for a read that was not assigned");
+    --h->pins;
+    auto s = serving_.find(res.holder);
+    if (s != serving_.end()) {
+      auto rd = s->second.find(r.reader);
+      if (rd != s->second.end() && --rd->second == 0) s->second.erase(rd);
+      if (s->second.empty()) serving_.erase(s);
+    }
+    if (!res.ok) log_.warn("reader " + std::to_string(r.reader) + " failed to read chunk " + std::to_string(res.chunk) +
+                           " of " + vname(r.model, r.version) + " from worker " + std::to_string(res.holder));
+  }
+  if (!r.now_held.empty()) {
+    Holder* mine = v.find_holder(r.reader);
+    if (mine == nullptr) throw UserError("complete: relay chunks reported without a relay offer");
+    for (const auto c : r.now_held) {
+      if (c >= mine->have.size()) throw UserError("complete: chunk id out of range");
+      if (!mine->have[c]) {
+        mine->have[c] = 1;
+        ++mine->chunks_held;
+      }
+    }
+  }
+  changed_.notify_all();
+}
+
+void Coordinator::finish(const FinishRequest& r) {
+  std::lock_guard lock(mu_);
+  const GroupKey key{r.model, r.group.name, r.seq};
+  auto g = group_reads_.find(key);
+  if (g == group_reads_.end()) throw ContractViolation("finish() without resolve() for group '" + r.group.name + "'");
+  auto m = models_.find(r.model);
+  if (m != models_.end()) {
+    auto vit = m->second.find(g->second.version);
+    if (vit != m->second.end() && vit->second.group_pins > 0) {
+      auto& v = vit->second;
+      --v.group_pins;
+      if (v.group_pins == 0 && v.holders().empty() && v.retained == 0 && !v.has_pending()) m->second.erase(vit);
+      if (m->second.empty()) models_.erase(m);
+    }
+  }
+  if (--g->second.finishes_left == 0) group_reads_.erase(g);
+  changed_.notify_all();
+}
+
+std::vector<ModelStatus> Coordinator::status() {
+  std::lock_guard lock(mu_);
+  std::vector<ModelStatus> out;
+  for (const auto& [name, versions] : models_) {
+    ModelStatus ms;
+    ms.model = name;
+    for (const auto& [n, v] : versions) ms.versions.push_back(v.status());
+    out.push_back(std::move(ms));
+  }
+  return out;
+}
+
+}  // namespace tensorhub::coord

@@ -1,0 +1,195 @@
+#include "tensorhub/coord/grpc_client.hpp"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "grpc_codec.hpp"
+#include "tensorhub.grpc.pb.h"
+#include "tensorhub/core/error.hpp"
+
+namespace tensorhub::coord {
+namespace {
+
+namespace pb = ::tensorhub::v1;
+using Stub = pb::Coordinator::Stub;
+
+constexpr int kMaxMessageBytes = 256 << 20;
+
+template <class Req, class Rep>
+using Method = grpc::Status (Stub::*)(grpc::ClientContext*, const Req&, Rep*);
+
+}  // namespace
+
+struct GrpcClient::Impl {
+  std::string address;
+  std::chrono::milliseconds rpc_deadline;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<Stub> stub;
+
+  Impl(std::string addr, std::chrono::milliseconds deadline) : address(std::move(addr)), rpc_deadline(deadline) {
+    if (address.empty()) throw UserError("coordinator address is empty");
+    if (rpc_deadline <= std::chrono::milliseconds::zero()) {
+      throw UserError("coordinator " + address + ": RPC deadline must be positive");
+    }
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+    args.SetMaxSendMessageSize(kMaxMessageBytes);
+    channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+    if (!channel) throw TransportError("coordinator " + address + ": cannot create a gRPC channel");
+    stub = pb::Coordinator::NewStub(channel);
+  }
+
+  // Deadline for a call that may wait `timeout` on the server.
+  std::chrono::milliseconds wait_deadline(std::chrono::milliseconds timeout) const {
+    return std::clamp(timeout, std::chrono::milliseconds::zero(), codec::kMaxWireTimeout) + rpc_deadline;
+  }
+
+  std::string context(const char* rpc) const { return "coordinator " + address + ": " + rpc + ": "; }
+
+  [[noreturn]] void throw_status(const char* rpc, const grpc::Status& status) const {
+    std::string what = context(rpc) + status.error_message();
+    switch (status.error_code()) {
+      case grpc::StatusCode::INVALID_ARGUMENT:
+      case grpc::StatusCode::FAILED_PRECONDITION:
+        throw UserError(what);
+      case grpc::StatusCode::NOT_FOUND:
+        throw NotFoundError(what);
+      case grpc::StatusCode::DEADLINE_EXCEEDED:
+        throw TimeoutError(what);
+      case grpc::StatusCode::INTERNAL:
+        throw ContractViolation(what);
+      default:
+        throw TransportError(what);
+    }
+  }
+
+  // One unary call with a deadline; a non-OK status becomes a typed exception.
+  template <class Req, class Rep>
+  Rep call(const char* rpc, Method<Req, Rep> method, const Req& request, std::chrono::milliseconds deadline) const {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + deadline);
+    Rep reply;
+    const grpc::Status status = ((*stub).*method)(&ctx, request, &reply);
+    if (!status.ok()) throw_status(rpc, status);
+    return reply;
+  }
+
+  template <class Req, class Rep>
+  Rep call(const char* rpc, Method<Req, Rep> method, const Req& request) const {
+    return call(rpc, method, request, rpc_deadline);
+  }
+
+  // A reply our codec rejects came from a broken or incompatible coordinator: not the caller's
+  // fault, so it surfaces as a TransportError rather than the codec's UserError.
+  template <class F>
+  auto decode(const char* rpc, F&& f) const -> decltype(f()) {
+    try {
+      return f();
+    } catch (const UserError& e) {
+      throw TransportError(context(rpc) + "bad reply: " + e.what());
+    }
+  }
+};
+
+GrpcClient::GrpcClient(std::string address, std::chrono::milliseconds rpc_deadline)
+    : impl_(std::make_unique<Impl>(std::move(address), rpc_deadline)) {}
+
+GrpcClient::~GrpcClient() = default;
+
+const std::string& GrpcClient::address() const { return impl_->address; }
+
+WorkerId GrpcClient::register_worker(const WorkerInfo& info) {
+  pb::RegisterWorkerRequest req;
+  *req.mutable_info() = codec::to_proto(info);
+  return impl_->call("RegisterWorker", &Stub::RegisterWorker, req).worker();
+}
+
+void GrpcClient::deregister_worker(WorkerId worker) {
+  pb::DeregisterWorkerRequest req;
+  req.set_worker(worker);
+  impl_->call("DeregisterWorker", &Stub::DeregisterWorker, req);
+}
+
+PublishReply GrpcClient::publish(const PublishRequest& request) {
+  return codec::from_proto(impl_->call("Publish", &Stub::Publish, codec::to_proto(request)));
+}
+
+std::uint32_t GrpcClient::unpublish(WorkerId worker, const std::string& model, std::uint64_t version) {
+  pb::UnpublishRequest req;
+  req.set_worker(worker);
+  req.set_model(model);
+  req.set_version(version);
+  return impl_->call("Unpublish", &Stub::Unpublish, req).pins();
+}
+
+std::uint32_t GrpcClient::wait_drained(WorkerId worker, const std::string& model, std::uint64_t version,
+                                       std::chrono::milliseconds timeout) {
+  pb::WaitDrainedRequest req;
+  req.set_worker(worker);
+  req.set_model(model);
+  req.set_version(version);
+  req.set_timeout_ms(codec::timeout_to_proto(timeout));
+  return impl_->call("WaitDrained", &Stub::WaitDrained, req, impl_->wait_deadline(timeout)).pins();
+}
+
+void GrpcClient::retain(const std::string& model, std::uint64_t version) {
+  pb::RetainRequest req;
+  req.set_model(model);
+  req.set_version(version);
+  impl_->call("Retain", &Stub::Retain, req);
+}
+
+void GrpcClient::release(const std::string& model, std::uint64_t version) {
+  pb::ReleaseRequest req;
+  req.set_model(model);
+  req.set_version(version);
+  impl_->call("Release", &Stub::Release, req);
+}
+
+std::optional<std::uint64_t> GrpcClient::latest(const std::string& model) {
+  pb::LatestRequest req;
+  req.set_model(model);
+  const auto rep = impl_->call("Latest", &Stub::Latest, req);
+  return rep.has_version() ? std::optional<std::uint64_t>(rep.version()) : std::nullopt;
+}
+
+std::optional<std::uint64_t> GrpcClient::wait_for(const std::string& model, std::optional<std::uint64_t> newer_than,
+                                                  std::chrono::milliseconds timeout) {
+  pb::WaitForRequest req;
+  req.set_model(model);
+  if (newer_than) req.set_newer_than(*newer_than);
+  req.set_timeout_ms(codec::timeout_to_proto(timeout));
+  const auto rep = impl_->call("WaitFor", &Stub::WaitFor, req, impl_->wait_deadline(timeout));
+  return rep.has_version() ? std::optional<std::uint64_t>(rep.version()) : std::nullopt;
+}
+
+ResolveReply GrpcClient::resolve(const ResolveRequest& request) {
+  const auto rep = impl_->call("Resolve", &Stub::Resolve, codec::to_proto(request));
+  return impl_->decode("Resolve", [&] { return codec::from_proto(rep); });
+}
+
+void GrpcClient::offer_relay(const RelayOffer& offer) {
+  impl_->call("OfferRelay", &Stub::OfferRelay, codec::to_proto(offer));
+}
+
+AcquireReply GrpcClient::acquire(const AcquireRequest& request) {
+  const auto rep = impl_->call("Acquire", &Stub::Acquire, codec::to_proto(request));
+  return impl_->decode("Acquire", [&] { return codec::from_proto(rep); });
+}
+
+void GrpcClient::complete(const CompleteRequest& request) {
+  impl_->call("Complete", &Stub::Complete, codec::to_proto(request));
+}
+
+void GrpcClient::finish(const FinishRequest& request) {
+  impl_->call("Finish", &Stub::Finish, codec::to_proto(request));
+}
+
+std::vector<ModelStatus> GrpcClient::status() {
+  const auto rep = impl_->call("Status", &Stub::Status, pb::StatusRequest{});
+  return impl_->decode("Status", [&] { return codec::from_proto(rep); });
+}
+
+}  // namespace tensorhub::coord

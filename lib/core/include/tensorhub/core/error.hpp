@@ -1,0 +1,55 @@
+// Error taxonomy (see README "Errors"):
+//   UserError         bad input from the caller; nothing changed, fix the call.
+//   NotFoundError     a UserError for an unknown model / version / tensor.
+//   TransportError    a data-plane or control-plane operation failed; retry elsewhere.
+//   TimeoutError      a TransportError whose deadline expired.
+//   ChecksumError     bytes read do not match the manifest; names tensor and chunk.
+//   ContractViolation an internal invariant broke: a bug in TensorHub.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace tensorhub {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class UserError : public Error {
+ public:
+  using Error::Error;
+};
+
+class NotFoundError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
+class TransportError : public Error {
+ public:
+  using Error::Error;
+};
+
+class TimeoutError : public TransportError {
+ public:
+  using TransportError::TransportError;
+};
+
+class ChecksumError : public Error {
+ public:
+  using Error::Error;
+};
+
+class ContractViolation : public Error {
+ public:
+  using Error::Error;
+};
+
+// Throws ContractViolation with `what` when `condition` is false.
+inline void require(bool condition, const std::string& what) {
+  if (!condition) throw ContractViolation("internal error: " + what);
+}
+
+}  // namespace tensorhub

@@ -1,0 +1,76 @@
+// Manifests: what a version contains and how it is cut into chunks.
+//
+// A publishing group of N ranks publishes N shards; shard i lists the tensors rank i holds and
+// one xxHash64 per chunk. The coordinator assembles the shards, in shard order, into the
+// version's Manifest: every tensor, which shard holds it, and a global chunk numbering
+// (tensor by tensor, chunk by chunk) that readers, holders and the planner share.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tensorhub/core/tensor.hpp"
+
+namespace tensorhub {
+
+constexpr std::uint64_t kDefaultChunkBytes = 4ull << 20;
+
+struct ChunkSpec {
+  std::uint32_t tensor = 0;     // index into Manifest::tensors
+  std::uint64_t offset = 0;     // byte offset inside the tensor
+  std::uint64_t length = 0;     // bytes
+  std::uint64_t checksum = 0;   // xxHash64 of the bytes
+  bool operator==(const ChunkSpec&) const = default;
+};
+
+struct ShardManifest {
+  std::uint32_t shard = 0;
+  std::vector<TensorSpec> tensors;
+  std::vector<std::vector<std::uint64_t>> checksums;  // [tensor][chunk]
+  bool operator==(const ShardManifest&) const = default;
+};
+
+struct TensorEntry {
+  TensorSpec spec;
+  std::uint32_t shard = 0;
+  std::uint32_t first_chunk = 0;
+  std::uint32_t num_chunks = 0;
+  bool operator==(const TensorEntry&) const = default;
+};
+
+struct Manifest {
+  std::string model;
+  std::uint64_t version = 0;
+  std::uint64_t chunk_bytes = kDefaultChunkBytes;
+  std::uint32_t num_shards = 1;
+  std::vector<TensorEntry> tensors;
+  std::vector<ChunkSpec> chunks;
+
+  std::uint64_t total_bytes() const;
+  std::optional<std::uint32_t> find(std::string_view tensor_name) const;
+  bool operator==(const Manifest&) const = default;
+};
+
+// Number of chunks a tensor of `bytes` is cut into (the last one may be shorter).
+std::uint32_t chunk_count(std::uint64_t bytes, std::uint64_t chunk_bytes);
+
+// Checks a shard's tensors for publishing (non-empty unique names, non-zero sizes, buffers
+// large enough, chunk size sane) and computes per-chunk checksums of host memory.
+// Throws UserError naming the offending tensor.
+ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensors,
+                             std::uint64_t chunk_bytes);
+
+// Validates shard-level structure without touching memory (used by the coordinator on input
+// from the wire). Throws UserError.
+void validate_shard(const ShardManifest& shard, std::uint64_t chunk_bytes);
+
+// Assembles shards 0..N-1 (any order in, shard order out) into a version manifest.
+// Throws UserError on duplicate tensor names across shards or missing shards.
+Manifest assemble_manifest(std::string model, std::uint64_t version, std::uint64_t chunk_bytes,
+                           std::vector<ShardManifest> shards);
+
+}  // namespace tensorhub

@@ -1,0 +1,134 @@
+#include "tensorhub/core/manifest.hpp"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "tensorhub/core/checksum.hpp"
+#include "tensorhub/core/error.hpp"
+#include "tensorhub/core/units.hpp"
+
+namespace tensorhub {
+
+std::uint64_t Manifest::total_bytes() const {
+  std::uint64_t total = 0;
+  for (const auto& t : tensors) total += t.spec.bytes();
+  return total;
+}
+
+std::optional<std::uint32_t> Manifest::find(std::string_view tensor_name) const {
+  for (std::uint32_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].spec.name == tensor_name) return i;
+  }
+  return std::nullopt;
+}
+
+std::uint32_t chunk_count(std::uint64_t bytes, std::uint64_t chunk_bytes) {
+  require(chunk_bytes > 0, "chunk_bytes is zero");
+  return static_cast<std::uint32_t>((bytes + chunk_bytes - 1) / chunk_bytes);
+}
+
+namespace {
+
+void check_chunk_bytes(std::uint64_t chunk_bytes) {
+  constexpr std::uint64_t kMin = 4096;
+  constexpr std::uint64_t kMax = 1ull << 30;
+  if (chunk_bytes < kMin || chunk_bytes > kMax) {
+    throw UserError("chunk size " + format_bytes(chunk_bytes) + " out of range [4 KiB, 1 GiB]");
+  }
+}
+
+void check_spec(const TensorSpec& spec, std::set<std::string>& seen) {
+  if (spec.name.empty()) throw UserError("tensor with an empty name");
+  if (!seen.insert(spec.name).second) throw UserError("tensor '" + spec.name + "' appears twice");
+  if (spec.bytes() == 0) {
+    throw UserError("tensor '" + spec.name + "' " + describe(spec) +
+                    " has zero bytes; zero-size tensors cannot be published");
+  }
+}
+
+}  // namespace
+
+ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensors,
+                             std::uint64_t chunk_bytes) {
+  check_chunk_bytes(chunk_bytes);
+  if (tensors.empty()) throw UserError("publish of a shard with no tensors");
+  ShardManifest out;
+  out.shard = shard;
+  std::set<std::string> seen;
+  for (const auto& t : tensors) {
+    check_spec(t.spec, seen);
+    if (t.data == nullptr) throw UserError("tensor '" + t.spec.name + "' has a null data pointer");
+    if (t.bytes < t.spec.bytes()) {
+      throw UserError("tensor '" + t.spec.name + "' " + describe(t.spec) + " needs " +
+                      std::to_string(t.spec.bytes()) + " bytes but its buffer has " +
+                      std::to_string(t.bytes));
+    }
+    if (t.memory != MemoryKind::kHost) {
+      throw UserError("tensor '" + t.spec.name + "': only host memory is supported in this build");
+    }
+    const auto n = chunk_count(t.spec.bytes(), chunk_bytes);
+    std::vector<std::uint64_t> sums;
+    sums.reserve(n);
+    const auto* base = static_cast<const unsigned char*>(t.data);
+    for (std::uint32_t c = 0; c < n; ++c) {
+      const std::uint64_t off = c * chunk_bytes;
+      sums.push_back(checksum64(base + off, std::min(chunk_bytes, t.spec.bytes() - off)));
+    }
+    out.tensors.push_back(t.spec);
+    out.checksums.push_back(std::move(sums));
+  }
+  return out;
+}
+
+void validate_shard(const ShardManifest& shard, std::uint64_t chunk_bytes) {
+  check_chunk_bytes(chunk_bytes);
+  if (shard.tensors.empty()) throw UserError("shard " + std::to_string(shard.shard) + " has no tensors");
+  if (shard.checksums.size() != shard.tensors.size()) {
+    throw UserError("shard " + std::to_string(shard.shard) + ": checksum list does not match tensors");
+  }
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < shard.tensors.size(); ++i) {
+    check_spec(shard.tensors[i], seen);
+    if (shard.checksums[i].size() != chunk_count(shard.tensors[i].bytes(), chunk_bytes)) {
+      throw UserError("tensor '" + shard.tensors[i].name + "': wrong number of chunk checksums");
+    }
+  }
+}
+
+Manifest assemble_manifest(std::string model, std::uint64_t version, std::uint64_t chunk_bytes,
+                           std::vector<ShardManifest> shards) {
+  std::sort(shards.begin(), shards.end(),
+            [](const ShardManifest& a, const ShardManifest& b) { return a.shard < b.shard; });
+  Manifest m;
+  m.model = std::move(model);
+  m.version = version;
+  m.chunk_bytes = chunk_bytes;
+  m.num_shards = static_cast<std::uint32_t>(shards.size());
+  std::set<std::string> seen;
+  for (std::uint32_t s = 0; s < shards.size(); ++s) {
+    if (shards[s].shard != s) throw UserError("shard " + std::to_string(s) + " is missing");
+    validate_shard(shards[s], chunk_bytes);
+    for (std::size_t i = 0; i < shards[s].tensors.size(); ++i) {
+      const auto& spec = shards[s].tensors[i];
+      if (!seen.insert(spec.name).second) {
+        throw UserError("tensor '" + spec.name + "' is published by more than one shard");
+      }
+      TensorEntry e;
+      e.spec = spec;
+      e.shard = s;
+      e.first_chunk = static_cast<std::uint32_t>(m.chunks.size());
+      e.num_chunks = static_cast<std::uint32_t>(shards[s].checksums[i].size());
+      const auto tensor_index = static_cast<std::uint32_t>(m.tensors.size());
+      for (std::uint32_t c = 0; c < e.num_chunks; ++c) {
+        const std::uint64_t off = c * chunk_bytes;
+        m.chunks.push_back(ChunkSpec{tensor_index, off, std::min(chunk_bytes, spec.bytes() - off),
+                                     shards[s].checksums[i][c]});
+      }
+      m.tensors.push_back(std::move(e));
+    }
+  }
+  return m;
+}
+
+}  // namespace tensorhub

@@ -1,0 +1,148 @@
+// TensorHub public API: the only header a trainer or rollout worker includes.
+//
+// A Hub looks like a store of weight versions but keeps no copy of any weight
+// (Reference-Oriented Storage). publish() registers *references* to the caller's memory;
+// pull() reads a version directly from whichever processes hold it (publishers, or readers that
+// pulled it before and relay it), chunk by chunk, verified by xxHash64.
+//
+// Contracts:
+//  * Versions are immutable. Memory passed to publish() must not change until unpublish()
+//    returns; unpublish() blocks until every read of that memory has finished.
+//  * A version becomes visible when every shard of its publishing group is published.
+//  * pull(latest) by every rank of a reading group returns one version for the whole group.
+//  * A reader relays what it pulled (unless PullOptions::relay is false) until its next pull
+//    into the same buffers, or until the hub is closed; TensorHub withdraws that reference
+//    before it writes the buffers again.
+//
+// Example (trainer rank and rollout rank in one MPI job):
+//   auto hub = tensorhub::Hub::join(MPI_COMM_WORLD);                 // collective
+//   hub->publish("policy", step, tensors, tensorhub::Group::of(trainer_comm, "trainer"));
+//   auto r = hub->pull("policy", tensorhub::Version::latest(), my_buffers);   // on a rollout
+//   hub->unpublish("policy", step - 1);                               // on the trainer
+#pragma once
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tensorhub/core/error.hpp"
+#include "tensorhub/core/manifest.hpp"
+#include "tensorhub/core/tensor.hpp"
+
+namespace tensorhub {
+
+struct HubOptions {
+  // Coordinator address host:port. Empty: TENSORHUB_HUB if set, else rank 0 of the joining
+  // communicator starts a coordinator and broadcasts its address.
+  std::string hub_address;
+  std::string transport = "mpi_rma";  // "mpi_rma" (or "local" for single-process use)
+  std::uint64_t chunk_bytes = kDefaultChunkBytes;
+  std::uint32_t max_readers_per_source = 2;  // used by a coordinator this hub starts
+  std::uint32_t inflight = 8;                // reads in flight per pull
+  std::chrono::milliseconds rpc_deadline{10000};
+  std::chrono::milliseconds pull_deadline{300000};
+};
+
+// The model-parallel group a publish or pull is made for. Every rank of the group makes the
+// same calls in the same order; names must be unique within the hub.
+struct Group {
+  std::string name;
+  std::uint32_t size = 1;
+  std::uint32_t rank = 0;
+  // size and rank from `comm` (no communication).
+  static Group of(MPI_Comm comm, std::string name);
+};
+
+class Version {
+ public:
+  static Version latest() { return Version(std::nullopt); }
+  static Version exact(std::uint64_t v) { return Version(v); }
+  const std::optional<std::uint64_t>& value() const { return v_; }
+
+ private:
+  explicit Version(std::optional<std::uint64_t> v) : v_(v) {}
+  std::optional<std::uint64_t> v_;
+};
+
+struct PullOptions {
+  bool verify = true;  // check each chunk's xxHash64 (always on while relaying)
+  bool relay = true;   // serve the pulled chunks to later readers
+  std::optional<Group> group;  // reading group; default: this rank alone
+};
+
+struct PullResult {
+  std::uint64_t version = 0;
+  std::uint64_t bytes = 0;
+  double seconds = 0;
+  std::uint64_t origin_bytes = 0;  // read from publishers
+  std::uint64_t relay_bytes = 0;   // read from other readers
+  std::uint32_t failed_reads = 0;
+};
+
+struct VersionInfo {
+  std::uint64_t version = 0;
+  bool committed = false;
+  bool readable = false;
+  std::uint32_t retained = 0;
+  std::uint32_t holders = 0;
+  std::uint32_t origin_holders = 0;
+  std::uint32_t pins = 0;
+  std::uint64_t bytes = 0;
+};
+
+struct ModelInfo {
+  std::string model;
+  std::vector<VersionInfo> versions;
+};
+
+class Hub {
+ public:
+  // Collective over `comm`: creates the data-plane window and connects to (or starts) the
+  // coordinator. Throws UserError / TransportError.
+  static std::unique_ptr<Hub> join(MPI_Comm comm, HubOptions options = {});
+  // Collective over the joining communicator: withdraws this rank's references (waiting for
+  // their readers), then frees the window. Prefer close() to see errors.
+  ~Hub();
+  void close();
+
+  Hub(const Hub&) = delete;
+  Hub& operator=(const Hub&) = delete;
+
+  // Registers references to `tensors` as this rank's shard of `version`. Copies nothing.
+  void publish(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
+               const std::optional<Group>& group = std::nullopt);
+  // Withdraws this rank's reference and blocks until no read of it is in flight.
+  void unpublish(const std::string& model, std::uint64_t version);
+  void retain(const std::string& model, std::uint64_t version);
+  void release(const std::string& model, std::uint64_t version);
+
+  // Fills `into` (a subset of the version's tensors, matched by name; dtype and shape must
+  // match) and returns what was read.
+  PullResult pull(const std::string& model, const Version& version, std::span<const Tensor> into,
+                  const PullOptions& options = {});
+  std::optional<std::uint64_t> latest(const std::string& model);
+  // Waits until a version newer than `newer_than` (or any, if nullopt) is readable.
+  std::optional<std::uint64_t> wait_for(const std::string& model, std::optional<std::uint64_t> newer_than,
+                                        std::chrono::milliseconds timeout);
+  // The manifest of a readable version (names, dtypes, shapes, checksums).
+  Manifest manifest(const std::string& model, const Version& version);
+  std::vector<ModelInfo> status();
+
+  int rank() const;
+  bool runs_coordinator() const;
+  const std::string& coordinator_address() const;
+
+  class Impl;
+
+ private:
+  explicit Hub(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tensorhub

@@ -1,0 +1,81 @@
+// Hub internals: what one rank owns after joining (private header).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tensorhub/coord/client.hpp"
+#include "tensorhub/coord/coordinator.hpp"
+#include "tensorhub/coord/grpc_server.hpp"
+#include "tensorhub/core/log.hpp"
+#include "tensorhub/hub.hpp"
+#include "tensorhub/mpi/mpi.hpp"
+#include "tensorhub/transport/transport.hpp"
+
+namespace tensorhub {
+
+struct ByteRange {
+  std::uintptr_t begin = 0;
+  std::uintptr_t end = 0;
+  bool overlaps(const ByteRange& o) const { return begin < o.end && o.begin < end; }
+};
+
+// A reference this rank serves: a published shard, or the buffers of a pull it relays.
+struct Reference {
+  std::string model;
+  std::uint64_t version = 0;
+  std::unique_ptr<transport::Exposure> exposure;
+  std::vector<ByteRange> ranges;
+  bool origin = true;
+};
+
+class Hub::Impl {
+ public:
+  Impl(MPI_Comm comm, HubOptions options);
+
+  void publish(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
+               const std::optional<Group>& group);
+  void unpublish(const std::string& model, std::uint64_t version);
+  PullResult pull(const std::string& model, const Version& version, std::span<const Tensor> into,
+                  const PullOptions& options);
+  Manifest manifest(const std::string& model, const Version& version);
+  void close();
+
+  coord::Client& client() { return *client_; }
+  int rank() const { return rank_; }
+  bool runs_coordinator() const { return coordinator_ != nullptr; }
+  const std::string& address() const { return address_; }
+  bool closed() const { return closed_; }
+
+ private:
+  void start_control_plane();
+  // Withdraws `ref` at the coordinator and waits until no read of it is in flight.
+  void withdraw(const Reference& ref);
+  void withdraw_relays_overlapping(const std::vector<ByteRange>& ranges);
+  coord::Group group_or_solo(const std::optional<Group>& g, const char* prefix) const;
+
+  HubOptions options_;
+  mpi::Comm comm_;
+  int rank_ = 0;
+  Logger log_;
+  std::unique_ptr<coord::Coordinator> coordinator_;
+  std::unique_ptr<coord::GrpcServer> server_;
+  std::unique_ptr<coord::Client> remote_;
+  coord::Client* client_ = nullptr;
+  std::string address_;
+  std::unique_ptr<transport::Transport> transport_;
+  coord::WorkerId self_ = 0;
+  std::vector<Reference> references_;
+  std::map<std::pair<std::string, std::string>, std::uint64_t> pull_seq_;
+  std::uint64_t manifest_calls_ = 0;
+  bool closed_ = false;
+};
+
+// Creates the named transport backend; a backend not built into this library is a UserError.
+std::unique_ptr<transport::Transport> make_transport(const std::string& name, MPI_Comm comm, const std::string& job_tag,
+                                                     int rank);
+
+}  // namespace tensorhub

@@ -1,0 +1,20 @@
+#include <memory>
+#include <string>
+
+#include "hub_impl.hpp"
+#include "local/local_transport.hpp"
+#include "mpi_rma/mpi_rma_transport.hpp"
+
+namespace tensorhub {
+
+std::unique_ptr<transport::Transport> make_transport(const std::string& name, MPI_Comm comm, const std::string& job_tag,
+                                                     int rank) {
+  if (name == "mpi_rma") return std::make_unique<transport::MpiRmaTransport>(comm, job_tag);
+  if (name == "local") return std::make_unique<transport::LocalTransport>(job_tag + "-" + std::to_string(rank));
+  if (name == "ucx") {
+    throw UserError("transport 'ucx' is not built into this TensorHub yet; use 'mpi_rma' or 'local'");
+  }
+  throw UserError("unknown transport '" + name + "' (choose mpi_rma or local)");
+}
+
+}  // namespace tensorhub

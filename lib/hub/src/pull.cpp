@@ -1,0 +1,110 @@
+// Hub::Impl::pull: resolve one version for the reading group, check the destinations against
+// its manifest, offer them as relay sources, run the chunk engine, report done.
+#include <set>
+#include <utility>
+
+#include "hub_impl.hpp"
+#include "tensorhub/transfer/pull_engine.hpp"
+
+namespace tensorhub {
+namespace {
+
+// Releases the reading group's pin on the resolved version whatever happens.
+class FinishGuard {
+ public:
+  FinishGuard(coord::Client& c, coord::FinishRequest r) : client_(c), request_(std::move(r)) {}
+  ~FinishGuard() {
+    try {
+      client_.finish(request_);
+    } catch (const std::exception& e) {
+      Logger("hub").warn(std::string("finish after pull failed: ") + e.what());
+    }
+  }
+  FinishGuard(const FinishGuard&) = delete;
+  FinishGuard& operator=(const FinishGuard&) = delete;
+
+ private:
+  coord::Client& client_;
+  coord::FinishRequest request_;
+};
+
+std::vector<transfer::Destination> match_destinations(const Manifest& m, std::span<const Tensor> into) {
+  const std::string what = "'" + m.model + "' v" + std::to_string(m.version);
+  std::vector<transfer::Destination> out;
+  std::set<std::string> seen;
+  for (const auto& t : into) {
+    if (!seen.insert(t.spec.name).second) throw UserError("pull: tensor '" + t.spec.name + "' given twice");
+    const auto idx = m.find(t.spec.name);
+    if (!idx) throw NotFoundError("pull: tensor '" + t.spec.name + "' is not in " + what);
+    const auto& spec = m.tensors[*idx].spec;
+    if (spec.dtype != t.spec.dtype || spec.shape != t.spec.shape) {
+      throw UserError("pull: tensor '" + t.spec.name + "': destination is " + describe(t.spec) + " but " + what +
+                      " has " + describe(spec));
+    }
+    if (t.data == nullptr) throw UserError("pull: tensor '" + t.spec.name + "' has a null buffer");
+    if (t.bytes < spec.bytes()) {
+      throw UserError("pull: destination buffer for '" + t.spec.name + "' holds " + std::to_string(t.bytes) +
+                      " bytes, " + describe(spec) + " needs " + std::to_string(spec.bytes()));
+    }
+    if (t.memory != MemoryKind::kHost) throw UserError("pull: only host memory is supported in this build");
+    out.push_back(transfer::Destination{*idx, t.data});
+  }
+  return out;
+}
+
+}  // namespace
+
+PullResult Hub::Impl::pull(const std::string& model, const Version& version, std::span<const Tensor> into,
+                           const PullOptions& options) {
+  if (into.empty()) throw UserError("pull: no destination tensors");
+  std::vector<ByteRange> ranges;
+  for (const auto& t : into) {
+    const auto b = reinterpret_cast<std::uintptr_t>(t.data);
+    ranges.push_back(ByteRange{b, b + t.bytes});
+  }
+  // We are about to overwrite these buffers: stop serving whatever we relayed from them.
+  withdraw_relays_overlapping(ranges);
+
+  const auto g = group_or_solo(options.group, "reader-w");
+  const auto seq = ++pull_seq_[{model, g.name}];
+  const auto reply = client_->resolve(coord::ResolveRequest{self_, model, version.value(), g, seq});
+  const Manifest& m = reply.manifest;
+  FinishGuard finish(*client_, coord::FinishRequest{self_, model, m.version, g, seq});
+
+  const auto dests = match_destinations(m, into);
+  Reference relay;
+  if (options.relay) {
+    std::vector<transport::MemoryRange> mem;
+    for (const auto& t : into) mem.push_back(transport::MemoryRange{t.data, m.tensors[*m.find(t.spec.name)].spec.bytes(), t.memory});
+    relay = Reference{model, m.version, transport_->expose(mem), ranges, false};
+    std::vector<std::string> regions(m.tensors.size());
+    for (std::size_t i = 0; i < dests.size(); ++i) regions[dests[i].tensor] = relay.exposure->descriptors()[i];
+    client_->offer_relay(coord::RelayOffer{self_, model, m.version, std::move(regions)});
+  }
+
+  transfer::EngineOptions eo;
+  eo.verify = options.verify;
+  eo.relay = options.relay;
+  eo.inflight = options_.inflight;
+  eo.deadline = options_.pull_deadline;
+  transfer::PullEngine engine(*client_, *transport_, self_);
+  transfer::PullStats stats;
+  try {
+    stats = engine.run(m, dests, eo);
+  } catch (...) {
+    // Chunks already verified stay valid; keep serving them until the buffers are reused.
+    if (options.relay) references_.push_back(std::move(relay));
+    throw;
+  }
+  if (options.relay) references_.push_back(std::move(relay));
+  return PullResult{m.version, stats.bytes, stats.seconds, stats.origin_bytes, stats.relay_bytes, stats.failed_reads};
+}
+
+Manifest Hub::Impl::manifest(const std::string& model, const Version& version) {
+  const coord::Group g{"manifest-w" + std::to_string(self_) + "-" + std::to_string(++manifest_calls_), 1, 0};
+  auto reply = client_->resolve(coord::ResolveRequest{self_, model, version.value(), g, 1});
+  client_->finish(coord::FinishRequest{self_, model, reply.manifest.version, g, 1});
+  return std::move(reply.manifest);
+}
+
+}  // namespace tensorhub

@@ -1,0 +1,61 @@
+// RAII for MPI windows. TensorHub's data plane uses one *dynamic* window per hub: created once
+// (collective), then every process attaches the memory it publishes or relays locally, with no
+// further collectives. Readers address remote memory by (rank, MPI_Aint) and read it with
+// MPI_Rget inside one long MPI_Win_lock_all epoch (passive target, shared access only: the
+// coordinator's pins, not MPI locks, keep published memory unchanged while it is read).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <string>
+
+namespace tensorhub::mpi {
+
+class Window {
+ public:
+  // Collective over `comm`.
+  static Window create_dynamic(MPI_Comm comm);
+  // Collective over `comm`; exposes [base, base+bytes) on this rank.
+  static Window create(MPI_Comm comm, void* base, std::size_t bytes);
+
+  Window() = default;
+  ~Window();
+  Window(Window&& other) noexcept;
+  Window& operator=(Window&& other) noexcept;
+  Window(const Window&) = delete;
+  Window& operator=(const Window&) = delete;
+
+  MPI_Win get() const { return win_; }
+  bool valid() const { return win_ != MPI_WIN_NULL; }
+
+  void lock_all();
+  void unlock_all();
+  // Nonblocking read of `bytes` from `target` at displacement `disp` into `dst`.
+  MPI_Request rget(void* dst, std::size_t bytes, int target, MPI_Aint disp);
+  // Collective free (also done by the destructor, which never throws).
+  void free();
+
+ private:
+  MPI_Win win_ = MPI_WIN_NULL;
+  bool dynamic_ = false;
+  bool locked_ = false;
+};
+
+// Memory attached to a dynamic window for as long as this object lives.
+class Attachment {
+ public:
+  Attachment(const Window& win, void* base, std::size_t bytes);
+  ~Attachment();
+  Attachment(const Attachment&) = delete;
+  Attachment& operator=(const Attachment&) = delete;
+
+  MPI_Aint address() const { return address_; }
+
+ private:
+  MPI_Win win_;
+  void* base_;
+  MPI_Aint address_ = 0;
+};
+
+}  // namespace tensorhub::mpi

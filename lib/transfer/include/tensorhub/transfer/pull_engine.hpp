@@ -1,0 +1,69 @@
+// The chunk engine: reads one version's chunks into local buffers from whichever holders the
+// coordinator assigns, several reads in flight, in manifest order so that readers behind this
+// one can relay the prefix it already has (pipelined fan-out).
+//
+// Per chunk: acquire (batched) -> post read -> completion -> verify xxHash64 -> report
+// complete (which releases the holder's pin and, with relay on, makes this reader a holder of
+// the chunk). A failed read is reported and the chunk asked for again, so another holder
+// serves it. The engine never returns with a read in flight or a pin held.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tensorhub/coord/client.hpp"
+#include "tensorhub/core/log.hpp"
+#include "tensorhub/core/manifest.hpp"
+#include "tensorhub/transport/transport.hpp"
+
+namespace tensorhub::transfer {
+
+struct Destination {
+  std::uint32_t tensor = 0;  // index into Manifest::tensors
+  void* data = nullptr;      // at least manifest.tensors[tensor].spec.bytes()
+};
+
+struct EngineOptions {
+  bool verify = true;                 // check every chunk's xxHash64
+  bool relay = true;                  // report chunks as held (caller has offered the buffers)
+  std::uint32_t inflight = 8;         // reads in flight
+  std::uint32_t acquire_window = 64;  // chunk ids sent per acquire call
+  std::chrono::milliseconds deadline{120000};  // whole pull
+};
+
+struct SourceStats {
+  std::uint64_t bytes = 0;
+  std::uint32_t chunks = 0;
+  bool origin = false;
+};
+
+struct PullStats {
+  std::uint64_t bytes = 0;
+  double seconds = 0;
+  std::uint64_t origin_bytes = 0;  // read from publishers
+  std::uint64_t relay_bytes = 0;   // read from other readers
+  std::uint32_t failed_reads = 0;  // reads that failed and were reassigned
+  std::uint32_t acquire_calls = 0;
+  std::map<coord::WorkerId, SourceStats> sources;
+};
+
+class PullEngine {
+ public:
+  PullEngine(coord::Client& coordinator, transport::Transport& transport, coord::WorkerId self);
+
+  // Throws ChecksumError (names tensor and chunk), NotFoundError (a chunk lost every holder),
+  // TimeoutError (deadline), TransportError.
+  PullStats run(const Manifest& manifest, std::span<const Destination> destinations, const EngineOptions& options);
+
+ private:
+  coord::Client& coordinator_;
+  transport::Transport& transport_;
+  coord::WorkerId self_;
+  Logger log_;
+};
+
+}  // namespace tensorhub::transfer

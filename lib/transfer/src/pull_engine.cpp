@@ -1,0 +1,206 @@
+#include "tensorhub/transfer/pull_engine.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <thread>
+#include <unordered_map>
+
+#include "tensorhub/core/checksum.hpp"
+#include "tensorhub/core/error.hpp"
+
+namespace tensorhub::transfer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct InFlight {
+  std::uint32_t chunk = 0;
+  coord::WorkerId holder = 0;
+  bool origin = false;
+};
+
+std::string chunk_name(const Manifest& m, std::uint32_t c) {
+  const auto& spec = m.chunks[c];
+  const auto& t = m.tensors[spec.tensor];
+  return "tensor '" + t.spec.name + "' chunk " + std::to_string(c - t.first_chunk) + " (bytes " +
+         std::to_string(spec.offset) + ".." + std::to_string(spec.offset + spec.length) + ")";
+}
+
+// One pull's mutable state; keeps PullEngine::run short.
+class PullRun {
+ public:
+  PullRun(coord::Client& coordinator, transport::Transport& transport, coord::WorkerId self, const Manifest& m,
+          std::span<const Destination> dests, const EngineOptions& o)
+      : coord_(coordinator), transport_(transport), self_(self), m_(m), o_(o) {
+    dst_.assign(m.tensors.size(), nullptr);
+    for (const auto& d : dests) {
+      require(d.tensor < m.tensors.size(), "destination tensor index out of range");
+      dst_[d.tensor] = static_cast<unsigned char*>(d.data);
+      const auto& e = m.tensors[d.tensor];
+      for (std::uint32_t c = 0; c < e.num_chunks; ++c) queue_.push_back(e.first_chunk + c);
+    }
+    std::sort(queue_.begin(), queue_.end());
+    remaining_ = queue_.size();
+  }
+
+  PullStats run() {
+    const auto start = Clock::now();
+    const auto deadline = start + o_.deadline;
+    try {
+      while (remaining_ > 0) {
+        bool progressed = acquire_more();
+        progressed |= reap();
+        if (!results_.empty() && (inflight_.empty() || results_.size() >= o_.inflight / 2 + 1)) flush();
+        if (Clock::now() > deadline) {
+          throw TimeoutError("pull of '" + m_.model + "' v" + std::to_string(m_.version) + " did not finish within " +
+                             std::to_string(o_.deadline.count()) + " ms (" + std::to_string(remaining_) +
+                             " chunks left)");
+        }
+        if (!progressed) std::this_thread::sleep_for(std::chrono::microseconds(inflight_.empty() ? backoff_us_ : 20));
+      }
+      flush();
+    } catch (...) {
+      drain_after_error();
+      throw;
+    }
+    stats_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return stats_;
+  }
+
+ private:
+  bool acquire_more() {
+    if (queue_.empty() || inflight_.size() >= o_.inflight || Clock::now() < next_acquire_) return false;
+    coord::AcquireRequest req;
+    req.reader = self_;
+    req.model = m_.model;
+    req.version = m_.version;
+    req.max_assign = o_.inflight - static_cast<std::uint32_t>(inflight_.size());
+    const auto n = std::min<std::size_t>(queue_.size(), o_.acquire_window);
+    req.chunks.assign(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
+    const auto reply = coord_.acquire(req);
+    ++stats_.acquire_calls;
+    if (!reply.unavailable.empty()) {
+      throw NotFoundError("'" + m_.model + "' v" + std::to_string(m_.version) + ": no live holder has " +
+                          chunk_name(m_, reply.unavailable.front()) + " (" + std::to_string(reply.unavailable.size()) +
+                          " chunks lost)");
+    }
+    for (const auto& a : reply.assignments) {
+      const auto& spec = m_.chunks[a.chunk];
+      transport::ReadOp op{a.endpoint, a.region, a.offset, dst_[spec.tensor] + spec.offset, spec.length, next_tag_};
+      queue_.erase(std::find(queue_.begin(), queue_.end(), a.chunk));
+      inflight_.emplace(next_tag_++, InFlight{a.chunk, a.holder, a.origin});
+      try {
+        transport_.post(op);
+      } catch (const TransportError&) {
+        inflight_.erase(next_tag_ - 1);
+        results_.push_back(coord::ChunkResult{a.chunk, a.holder, false});
+        queue_.push_front(a.chunk);
+        ++stats_.failed_reads;
+      }
+    }
+    if (reply.assignments.empty()) {
+      backoff_us_ = std::min(backoff_us_ * 2, 5000);
+      next_acquire_ = Clock::now() + std::chrono::microseconds(backoff_us_);
+    } else {
+      backoff_us_ = 50;
+    }
+    return !reply.assignments.empty();
+  }
+
+  bool reap() {
+    completions_.clear();
+    transport_.poll(completions_);
+    for (const auto& c : completions_) {
+      const auto it = inflight_.find(c.tag);
+      require(it != inflight_.end(), "completion for an unknown read");
+      const InFlight f = it->second;
+      inflight_.erase(it);
+      const auto& spec = m_.chunks[f.chunk];
+      if (!c.ok) {
+        results_.push_back(coord::ChunkResult{f.chunk, f.holder, false});
+        queue_.push_front(f.chunk);
+        ++stats_.failed_reads;
+        continue;
+      }
+      results_.push_back(coord::ChunkResult{f.chunk, f.holder, true});
+      if (o_.verify || o_.relay) {
+        const auto sum = checksum64(dst_[spec.tensor] + spec.offset, spec.length);
+        if (sum != spec.checksum) {
+          failed_checksum_ = f.chunk;
+          throw ChecksumError("'" + m_.model + "' v" + std::to_string(m_.version) + ": checksum mismatch in " +
+                              chunk_name(m_, f.chunk) + " read from worker " + std::to_string(f.holder));
+        }
+      }
+      if (o_.relay) held_.push_back(f.chunk);
+      auto& s = stats_.sources[f.holder];
+      s.bytes += spec.length;
+      ++s.chunks;
+      s.origin = f.origin;
+      (f.origin ? stats_.origin_bytes : stats_.relay_bytes) += spec.length;
+      stats_.bytes += spec.length;
+      --remaining_;
+    }
+    return !completions_.empty();
+  }
+
+  void flush() {
+    if (results_.empty() && held_.empty()) return;
+    coord::CompleteRequest req{self_, m_.model, m_.version, std::move(results_), std::move(held_)};
+    results_.clear();
+    held_.clear();
+    coord_.complete(req);
+  }
+
+  // Leaves no read in flight (buffers must not be written after we return) and no pin held.
+  void drain_after_error() noexcept {
+    try {
+      while (!inflight_.empty()) {
+        completions_.clear();
+        transport_.poll(completions_);
+        for (const auto& c : completions_) {
+          const auto it = inflight_.find(c.tag);
+          if (it == inflight_.end()) continue;
+          results_.push_back(coord::ChunkResult{it->second.chunk, it->second.holder, c.ok});
+          inflight_.erase(it);
+        }
+        if (completions_.empty()) std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+      held_.clear();
+      flush();
+    } catch (...) {
+      // The original error is the one worth reporting.
+    }
+  }
+
+  coord::Client& coord_;
+  transport::Transport& transport_;
+  coord::WorkerId self_;
+  const Manifest& m_;
+  const EngineOptions& o_;
+  std::vector<unsigned char*> dst_;
+  std::deque<std::uint32_t> queue_;
+  std::size_t remaining_ = 0;
+  std::unordered_map<std::uint64_t, InFlight> inflight_;
+  std::vector<transport::Completion> completions_;
+  std::vector<coord::ChunkResult> results_;
+  std::vector<std::uint32_t> held_;
+  std::uint64_t next_tag_ = 1;
+  int backoff_us_ = 50;
+  Clock::time_point next_acquire_{};
+  std::optional<std::uint32_t> failed_checksum_;
+  PullStats stats_;
+};
+
+}  // namespace
+
+PullEngine::PullEngine(coord::Client& coordinator, transport::Transport& transport, coord::WorkerId self)
+    : coordinator_(coordinator), transport_(transport), self_(self), log_("transfer") {}
+
+PullStats PullEngine::run(const Manifest& manifest, std::span<const Destination> destinations,
+                          const EngineOptions& options) {
+  if (options.inflight == 0) throw UserError("inflight must be at least 1");
+  PullRun run(coordinator_, transport_, self_, manifest, destinations, options);
+  return run.run();
+}
+
+}  // namespace tensorhub::transfer

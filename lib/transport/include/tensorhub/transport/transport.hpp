@@ -1,0 +1,71 @@
+// The data-plane interface. A Transport does two things:
+//   * expose(): makes local memory readable by peers and returns an opaque descriptor that the
+//     coordinator stores as part of a reference (it never interprets it);
+//   * post()/poll(): nonblocking one-sided reads of a peer's exposed memory into local buffers.
+// Backends live in sibling folders with the same shape: local/ (memcpy inside one process, for
+// tests), mpi_rma/ (MPI dynamic window + MPI_Rget), later ucx/.
+// A transport is used from one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tensorhub/core/dtype.hpp"
+
+namespace tensorhub::transport {
+
+struct MemoryRange {
+  void* base = nullptr;
+  std::uint64_t bytes = 0;
+  MemoryKind memory = MemoryKind::kHost;
+};
+
+// Memory exposed for remote reads until this object is destroyed: one descriptor per range
+// passed to expose(), in the same order.
+class Exposure {
+ public:
+  virtual ~Exposure() = default;
+  virtual const std::vector<std::string>& descriptors() const = 0;
+};
+
+struct ReadOp {
+  std::string endpoint;    // the holder's Transport::endpoint()
+  std::string descriptor;  // the holder's Exposure::descriptor()
+  std::uint64_t offset = 0;
+  void* dst = nullptr;
+  std::uint64_t length = 0;
+  std::uint64_t tag = 0;   // returned in the Completion
+};
+
+struct Completion {
+  std::uint64_t tag = 0;
+  bool ok = true;
+  std::string error;  // set when !ok
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual std::string_view name() const = 0;
+  // How peers reach this process; stored by the coordinator with the worker's registration.
+  virtual const std::string& endpoint() const = 0;
+  // Can this transport read from `endpoint` at all? (mpi_rma: same MPI job only.)
+  virtual bool reaches(std::string_view endpoint) const = 0;
+  // Exposes all `ranges` at once, so a backend can coalesce them into few registrations.
+  virtual std::unique_ptr<Exposure> expose(std::span<const MemoryRange> ranges) = 0;
+  // Starts a read; throws TransportError if it cannot even be started.
+  virtual void post(const ReadOp& op) = 0;
+  // Appends finished reads to `out`; never blocks.
+  virtual void poll(std::vector<Completion>& out) = 0;
+  virtual std::size_t in_flight() const = 0;
+  // Releases what needs every process of a job at once (mpi_rma: frees the window). Collective
+  // for such backends; the destructor does the same without reporting errors.
+  virtual void close() {}
+};
+
+}  // namespace tensorhub::transport

@@ -1,0 +1,55 @@
+#include "local_transport.hpp"
+
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "tensorhub/core/error.hpp"
+#include "tensorhub/transport/descriptor.hpp"
+
+namespace tensorhub::transport {
+namespace {
+
+class LocalExposure final : public Exposure {
+ public:
+  explicit LocalExposure(std::vector<std::string> descriptors) : descriptors_(std::move(descriptors)) {}
+  const std::vector<std::string>& descriptors() const override { return descriptors_; }
+
+ private:
+  std::vector<std::string> descriptors_;
+};
+
+}  // namespace
+
+LocalTransport::LocalTransport(std::string name) : endpoint_("local:" + std::move(name)) {}
+
+bool LocalTransport::reaches(std::string_view endpoint) const { return endpoint.starts_with("local:"); }
+
+std::unique_ptr<Exposure> LocalTransport::expose(std::span<const MemoryRange> ranges) {
+  std::vector<std::string> out;
+  for (const auto& r : ranges) {
+    if (r.memory != MemoryKind::kHost) throw UserError("local transport: only host memory");
+    out.push_back(encode_region(r.base, r.bytes));
+  }
+  return std::make_unique<LocalExposure>(std::move(out));
+}
+
+void LocalTransport::post(const ReadOp& op) {
+  if (!reaches(op.endpoint)) throw TransportError("local transport cannot reach '" + op.endpoint + "'");
+  const Region r = decode_region(op.descriptor);
+  if (op.offset + op.length > r.bytes) {
+    done_.push_back(Completion{op.tag, false, "read past the end of the exposed region"});
+    return;
+  }
+  std::memcpy(op.dst, reinterpret_cast<const unsigned char*>(r.address) + op.offset, op.length);
+  done_.push_back(Completion{op.tag, true, {}});
+}
+
+void LocalTransport::poll(std::vector<Completion>& out) {
+  while (!done_.empty()) {
+    out.push_back(std::move(done_.front()));
+    done_.pop_front();
+  }
+}
+
+}  // namespace tensorhub::transport

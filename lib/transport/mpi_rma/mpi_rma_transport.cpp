@@ -1,0 +1,174 @@
+#include "mpi_rma_transport.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <string>
+#include <utility>
+
+#include "tensorhub/core/error.hpp"
+#include "tensorhub/mpi/mpi.hpp"
+#include "tensorhub/transport/descriptor.hpp"
+#include "coalesce.hpp"
+
+namespace tensorhub::transport {
+namespace {
+
+// Gap up to which neighbouring ranges share one attachment.
+constexpr std::uint64_t kMaxGap = 64 * 1024;
+
+std::size_t max_attach_from_env() {
+  const char* v = std::getenv("TENSORHUB_MPI_MAX_ATTACH");
+  return v ? static_cast<std::size_t>(std::strtoul(v, nullptr, 10)) : 30;  // osc ucx allows 32
+}
+
+}  // namespace
+
+class MpiExposure final : public Exposure {
+ public:
+  MpiExposure(MpiRmaTransport& t, std::vector<std::uint64_t> keys, std::vector<std::string> descriptors)
+      : transport_(t), keys_(std::move(keys)), descriptors_(std::move(descriptors)) {}
+  ~MpiExposure() override {
+    for (const auto k : keys_) transport_.detach(k);
+  }
+  MpiExposure(const MpiExposure&) = delete;
+  MpiExposure& operator=(const MpiExposure&) = delete;
+  const std::vector<std::string>& descriptors() const override { return descriptors_; }
+
+ private:
+  MpiRmaTransport& transport_;
+  std::vector<std::uint64_t> keys_;
+  std::vector<std::string> descriptors_;
+};
+
+MpiRmaTransport::MpiRmaTransport(MPI_Comm comm, std::string job_tag)
+    : prefix_("mpi_rma:" + std::move(job_tag) + ":"), max_attach_(max_attach_from_env()) {
+  int rank = 0;
+  mpi::check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  endpoint_ = prefix_ + std::to_string(rank);
+  window_ = mpi::Window::create_dynamic(comm);
+  window_.lock_all();
+}
+
+MpiRmaTransport::~MpiRmaTransport() {
+  // Outstanding requests are completed before the window goes (never the case in normal use:
+  // the transfer engine drains its reads before returning).
+  if (!requests_.empty()) {
+    MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+  }
+}
+
+void MpiRmaTransport::close() {
+  require(requests_.empty(), "mpi_rma transport closed with reads in flight");
+  attached_.clear();  // detach before the window goes
+  window_.free();
+}
+
+bool MpiRmaTransport::reaches(std::string_view endpoint) const { return endpoint.starts_with(prefix_); }
+
+int MpiRmaTransport::target_rank(std::string_view endpoint) const {
+  if (!reaches(endpoint)) {
+    throw TransportError("mpi_rma transport cannot reach '" + std::string(endpoint) +
+                         "': it is not in this MPI job (use the ucx transport across jobs)");
+  }
+  int rank = -1;
+  const auto digits = endpoint.substr(prefix_.size());
+  const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
+  if (r.ec != std::errc{} || rank < 0) throw TransportError("malformed mpi_rma endpoint '" + std::string(endpoint) + "'");
+  return rank;
+}
+
+std::uint64_t MpiRmaTransport::attach(std::uint64_t begin, std::uint64_t end) {
+  auto it = attached_.upper_bound(begin);
+  if (it != attached_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->second.end >= end) {  // already attached (e.g. the same arena published again)
+      ++prev->second.refs;
+      return prev->first;
+    }
+    if (prev->second.end > begin) it = prev;
+  }
+  if (it != attached_.end() && it->first < end) {
+    throw UserError("mpi_rma: memory to expose partly overlaps memory exposed earlier (unpublish it first)");
+  }
+  if (attached_.size() >= max_attach_) {
+    throw UserError("mpi_rma: more than " + std::to_string(max_attach_) +
+                    " separate memory regions exposed; allocate a version's tensors from one arena, or "
+                    "raise TENSORHUB_MPI_MAX_ATTACH with --mca osc rdma --mca osc_rdma_max_attach N");
+  }
+  Attached a;
+  a.end = end;
+  a.refs = 1;
+  a.attachment = std::make_unique<mpi::Attachment>(window_, reinterpret_cast<void*>(begin), end - begin);
+  if (std::getenv("TH_DEBUG")) std::fprintf(stderr, "attach %lx..%lx\n", (unsigned long)begin, (unsigned long)end);
+  attached_.emplace(begin, std::move(a));
+  return begin;
+}
+
+void MpiRmaTransport::detach(std::uint64_t key) noexcept {
+  const auto it = attached_.find(key);
+  if (it != attached_.end() && --it->second.refs == 0) attached_.erase(it);
+}
+
+std::unique_ptr<Exposure> MpiRmaTransport::expose(std::span<const MemoryRange> ranges) {
+  std::vector<Span> spans;
+  for (const auto& r : ranges) {
+    if (r.memory != MemoryKind::kHost) {
+      throw UserError("mpi_rma transport: CUDA memory needs a CUDA-aware MPI (this Open MPI is not)");
+    }
+    const auto b = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(r.base));
+    spans.push_back(Span{b, b + r.bytes});
+  }
+  std::vector<std::uint64_t> keys;
+  try {
+    for (const auto& s : coalesce(spans, kMaxGap)) keys.push_back(attach(s.begin, s.end));
+  } catch (...) {
+    for (const auto k : keys) detach(k);
+    throw;
+  }
+  // With a dynamic window the displacement is the absolute address (MPI_Get_address).
+  std::vector<std::string> descriptors;
+  for (const auto& r : ranges) {
+    MPI_Aint a = 0;
+    mpi::check(MPI_Get_address(r.base, &a), "MPI_Get_address");
+    descriptors.push_back(encode_region(static_cast<std::uint64_t>(a), r.bytes));
+  }
+  return std::make_unique<MpiExposure>(*this, std::move(keys), std::move(descriptors));
+}
+
+void MpiRmaTransport::post(const ReadOp& op) {
+  const int target = target_rank(op.endpoint);
+  const Region region = decode_region(op.descriptor);
+  if (op.offset + op.length > region.bytes) {
+    throw TransportError("read past the end of a region exposed by " + op.endpoint);
+  }
+  const auto disp = static_cast<MPI_Aint>(region.address + op.offset);
+  if (std::getenv("TH_DEBUG")) std::fprintf(stderr, "rget target=%d disp=%lx len=%lu desc=%s\n", target, (unsigned long)disp, (unsigned long)op.length, op.descriptor.c_str());
+  requests_.push_back(window_.rget(op.dst, op.length, target, disp));
+  tags_.push_back(op.tag);
+}
+
+void MpiRmaTransport::poll(std::vector<Completion>& out) {
+  if (requests_.empty()) return;
+  indices_.resize(requests_.size());
+  int count = 0;
+  mpi::check(MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &count, indices_.data(),
+                          MPI_STATUSES_IGNORE),
+             "MPI_Testsome on RMA reads");
+  if (count == MPI_UNDEFINED || count == 0) return;
+  for (int i = 0; i < count; ++i) out.push_back(Completion{tags_[static_cast<std::size_t>(indices_[i])], true, {}});
+  // Compact: MPI_Testsome sets completed requests to MPI_REQUEST_NULL.
+  std::size_t w = 0;
+  for (std::size_t r = 0; r < requests_.size(); ++r) {
+    if (requests_[r] != MPI_REQUEST_NULL) {
+      requests_[w] = requests_[r];
+      tags_[w] = tags_[r];
+      ++w;
+    }
+  }
+  requests_.resize(w);
+  tags_.resize(w);
+}
+
+}  // namespace tensorhub::transport

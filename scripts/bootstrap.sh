@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Installs the Debian packages TensorHub's build needs, only those missing.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+readonly ROOT
+
+# Keep in sync with share/cmake/TensorHubDependencies.cmake.
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libopenmpi-dev openmpi-bin libucx-dev
+  libhwloc-dev hwloc
+  libhdf5-openmpi-dev
+  libboost-program-options-dev
+  libgtest-dev libgmock-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  nlohmann-json3-dev libxxhash-dev
+)
+
+usage() {
+  cat <<TXT
+Usage: scripts/bootstrap.sh [--check | --list | --help]
+
+Installs the Debian 12 packages needed to build TensorHub ($ROOT), but only
+the ones that are missing: one 'apt-get update' and one 'apt-get install
+--no-install-recommends' for those. Prints nothing and takes well under a
+second when everything is already installed. Uses sudo when not root.
+
+Options:
+  --check   only report missing packages; exit 1 if any are missing
+  --list    print the package list and exit
+  --help    this text
+
+Environment:
+  TENSORHUB_SKIP_BOOTSTRAP=1   do nothing (dependencies provided another way)
+
+Example:
+  scripts/bootstrap.sh && scripts/build.sh
+TXT
+}
+
+mode=install
+case "${1:-}" in
+  -h | --help) usage; exit 0 ;;
+  --check) mode=check ;;
+  --list) printf '%s\n' "${PACKAGES[@]}"; exit 0 ;;
+  "") ;;
+  *) echo "bootstrap.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+esac
+
+if [[ "${TENSORHUB_SKIP_BOOTSTRAP:-0}" == 1 ]]; then
+  exit 0
+fi
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "bootstrap.sh: dpkg-query not found: this script supports Debian/Ubuntu only." >&2
+  echo "  Install the equivalents of: ${PACKAGES[*]}" >&2
+  echo "  then set TENSORHUB_SKIP_BOOTSTRAP=1." >&2
+  exit 1
+fi
+
+# One dpkg-query call, then check each package's status.
+declare -A status=()
+while IFS=$'\t' read -r pkg st; do
+  pkg=${pkg%%:*}  # strip :amd64 from multi-arch names
+  [[ "$st" == "install ok installed" ]] && status[$pkg]=1
+done < <(dpkg-query -W -f='${binary:Package}\t${Status}\n' "${PACKAGES[@]}" 2>/dev/null || true)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  [[ -n "${status[$pkg]:-}" ]] || missing+=("$pkg")
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+if [[ "$mode" == check ]]; then
+  echo "bootstrap.sh: missing packages: ${missing[*]}" >&2
+  exit 1
+fi
+
+cannot_install() {
+  echo "bootstrap.sh: cannot install the missing packages: $1" >&2
+  echo "  Run as root (or a sudo-capable user):" >&2
+  echo "    apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  exit 1
+}
+
+sudo_cmd=()
+if ((EUID != 0)); then
+  command -v sudo >/dev/null 2>&1 || cannot_install "not root and sudo is not installed"
+  # Without a terminal sudo cannot ask for a password: fail instead of hanging.
+  if [[ -t 0 ]]; then sudo_cmd=(sudo); else sudo_cmd=(sudo -n); fi
+fi
+command -v apt-get >/dev/null 2>&1 || cannot_install "apt-get not found"
+
+echo "bootstrap.sh: installing ${missing[*]}" >&2
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
+  cannot_install "apt-get update failed"
+"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+  "${missing[@]}" >/dev/null || cannot_install "apt-get install failed"
+echo "bootstrap.sh: done" >&2

@@ -1,0 +1,37 @@
+# Every dependency comes from Debian packages (scripts/bootstrap.sh installs them).
+find_package(MPI REQUIRED COMPONENTS C CXX)
+find_package(Threads REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
+find_package(Boost REQUIRED COMPONENTS program_options)
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+find_program(TENSORHUB_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+
+# CUDA: AUTO finds /usr/local/cuda when present, ON requires it, OFF skips it.
+set(TENSORHUB_HAVE_CUDA OFF)
+if(NOT TENSORHUB_CUDA STREQUAL "OFF")
+  if(EXISTS /usr/local/cuda AND NOT CUDAToolkit_ROOT)
+    set(CUDAToolkit_ROOT /usr/local/cuda)
+  endif()
+  find_package(CUDAToolkit QUIET)
+  if(CUDAToolkit_FOUND)
+    set(TENSORHUB_HAVE_CUDA ON)
+  elseif(TENSORHUB_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "TENSORHUB_CUDA=ON but no CUDA toolkit was found (set CUDAToolkit_ROOT)")
+  endif()
+endif()
+message(STATUS "TensorHub: CUDA support ${TENSORHUB_HAVE_CUDA}")
+
+# How tests and scripts launch MPI jobs. Open MPI on Debian disables osc/ucx in
+# /etc/openmpi/openmpi-mca-params.conf; the dynamic-window data plane needs it.
+set(TENSORHUB_MPIEXEC_PREFLAGS "" CACHE STRING "Extra flags for mpiexec in tests")
+if(MPI_CXX_LIBRARY_VERSION_STRING MATCHES "Open MPI" AND TENSORHUB_MPIEXEC_PREFLAGS STREQUAL "")
+  set(TENSORHUB_MPIEXEC_PREFLAGS --oversubscribe --mca osc ucx)
+  execute_process(COMMAND id -u OUTPUT_VARIABLE _th_uid OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(_th_uid STREQUAL "0")
+    list(APPEND TENSORHUB_MPIEXEC_PREFLAGS --allow-run-as-root)
+  endif()
+endif()

@@ -1,0 +1,35 @@
+# Test registration helpers. All MPI tests go through tensorhub_add_mpi_test so the launcher
+# (mpiexec, srun, ...) and its flags can be swapped in one place:
+#   cmake -DMPIEXEC_EXECUTABLE=srun -DMPIEXEC_NUMPROC_FLAG=-n -DTENSORHUB_MPIEXEC_PREFLAGS=--mpi=pmix
+
+# tensorhub_add_unit_test(NAME SOURCES... [LIBS ...]) — GoogleTest, no MPI, label "unit".
+function(tensorhub_add_unit_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  th_target_defaults(${name})
+  target_link_libraries(${name} PRIVATE GTest::gtest GTest::gtest_main ${T_LIBS})
+  add_test(NAME ${name} COMMAND ${name})
+  set(labels unit ${T_LABELS})
+  set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT 120)
+endfunction()
+
+# tensorhub_add_mpi_test(NAME NP n SOURCES... [LIBS ...] [LABELS ...] [TIMEOUT s] [ARGS ...])
+# Runs the GoogleTest binary on n ranks; tests/mpi/mpi_main.cpp makes any rank's failure fail
+# the whole run.
+function(tensorhub_add_mpi_test name)
+  cmake_parse_arguments(T "" "NP;TIMEOUT" "SOURCES;LIBS;LABELS;ARGS" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 180)
+  endif()
+  if(NOT TARGET ${name})
+    add_executable(${name} ${T_SOURCES} ${PROJECT_SOURCE_DIR}/tests/mpi/mpi_main.cpp)
+    th_target_defaults(${name})
+    target_link_libraries(${name} PRIVATE GTest::gtest ${T_LIBS})
+  endif()
+  add_test(NAME ${name}_np${T_NP}
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${TENSORHUB_MPIEXEC_PREFLAGS}
+                   ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS} ${T_ARGS})
+  set(labels mpi ${T_LABELS})
+  set_tests_properties(${name}_np${T_NP} PROPERTIES LABELS "${labels}" TIMEOUT ${T_TIMEOUT}
+                       PROCESSORS 2 RUN_SERIAL TRUE)
+endfunction()
