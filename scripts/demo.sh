@@ -38,6 +38,10 @@ case "${1:-}" in
 esac
 
 np=${NP:-6}
+for arg in "$@"; do
+  # The demo's help needs one rank only (every rank would print it).
+  [[ "$arg" == -h || "$arg" == --help ]] && np=1
+done
 if ! [[ "$np" =~ ^[1-9][0-9]*$ ]]; then
   echo "demo.sh: NP must be a positive integer (got '$np')" >&2
   exit 2

@@ -46,15 +46,22 @@ int run_demo(const DemoConfig& c, int rank) {
   const bool rollout = rank > static_cast<int>(c.trainers);
   const int rollouts = size - 1 - static_cast<int>(c.trainers);
 
-  HubOptions opt;
-  opt.chunk_bytes = parse_bytes(c.chunk);
-  opt.max_readers_per_source = c.max_readers;
-  auto hub = Hub::join(MPI_COMM_WORLD, opt);
-  mpi::Comm trainers = mpi::Comm::split(MPI_COMM_WORLD, trainer ? 0 : MPI_UNDEFINED, rank);
-
   const auto specs = synthetic_model(parse_bytes(c.size), c.tensors);
   std::uint64_t model_bytes = 0;
   for (const auto& s : specs) model_bytes += s.bytes();
+  // Trainer shards: tensor i belongs to trainer rank i % trainers.
+  std::vector<TensorSpec> shard;
+  for (std::size_t i = 0; trainer && i < specs.size(); ++i) {
+    if (i % c.trainers == static_cast<std::size_t>(rank - 1)) shard.push_back(specs[i]);
+  }
+
+  HubOptions opt;
+  opt.chunk_bytes = parse_bytes(c.chunk);
+  opt.max_readers_per_source = c.max_readers;
+  // Registered memory: trainers hold two copies of their shard, rollouts one model.
+  opt.pool_bytes = trainer ? 2 * Arena::bytes_needed(shard) : rollout ? Arena::bytes_needed(specs) : 0;
+  auto hub = Hub::join(MPI_COMM_WORLD, opt);
+  mpi::Comm trainers = mpi::Comm::split(MPI_COMM_WORLD, trainer ? 0 : MPI_UNDEFINED, rank);
   if (rank == 0) {
     std::printf("tensorhub demo: %d ranks (coordinator 0, trainers 1-%u, rollouts %u-%d), model %s in %zu bf16 tensors, "
                 "chunk %s, coordinator %s\n",
@@ -62,19 +69,15 @@ int run_demo(const DemoConfig& c, int rank) {
                 c.chunk.c_str(), hub->coordinator_address().c_str());
   }
 
-  // Trainer shards: tensor i belongs to trainer rank i % trainers; two arenas used in turn.
+  // Two arenas used in turn, so a version stays untouched while the next one is computed.
   std::vector<Arena> arenas;
   if (trainer) {
-    std::vector<TensorSpec> mine;
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-      if (i % c.trainers == static_cast<std::size_t>(rank - 1)) mine.push_back(specs[i]);
-    }
-    arenas.emplace_back(mine);
-    arenas.emplace_back(mine);
+    arenas.emplace_back(shard, hub->allocate(Arena::bytes_needed(shard)));
+    arenas.emplace_back(shard, hub->allocate(Arena::bytes_needed(shard)));
   }
   std::optional<Arena> dest;
   if (rollout) {
-    dest.emplace(specs);
+    dest.emplace(specs, hub->allocate(Arena::bytes_needed(specs)));
     dest->clear();  // fault the pages in before timing
   }
 

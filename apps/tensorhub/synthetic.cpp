@@ -52,22 +52,36 @@ std::vector<TensorSpec> synthetic_model(std::uint64_t total_bytes, std::uint32_t
   return out;
 }
 
-void Arena::Free::operator()(void* p) const { std::free(p); }
+std::uint64_t Arena::bytes_needed(const std::vector<TensorSpec>& specs) {
+  std::uint64_t n = 0;
+  for (const auto& s : specs) n += round_up(s.bytes(), kAlign);
+  return std::max<std::uint64_t>(n, kAlign);
+}
 
 Arena::Arena(std::vector<TensorSpec> specs) : specs_(std::move(specs)) {
-  std::vector<std::uint64_t> offsets;
-  for (const auto& s : specs_) {
-    offsets.push_back(bytes_);
-    bytes_ += round_up(s.bytes(), kAlign);
-  }
-  data_.reset(static_cast<unsigned char*>(std::aligned_alloc(kAlign, std::max<std::uint64_t>(bytes_, kAlign))));
-  if (!data_) throw UserError("cannot allocate " + std::to_string(bytes_) + " bytes");
-  for (std::size_t i = 0; i < specs_.size(); ++i) {
+  bytes_ = bytes_needed(specs_);
+  auto* p = static_cast<unsigned char*>(std::aligned_alloc(kAlign, bytes_));
+  if (p == nullptr) throw UserError("cannot allocate " + std::to_string(bytes_) + " bytes");
+  owned_.reset(p);
+  data_ = p;
+  lay_out(p);
+}
+
+Arena::Arena(std::vector<TensorSpec> specs, void* memory) : specs_(std::move(specs)) {
+  bytes_ = bytes_needed(specs_);
+  data_ = static_cast<unsigned char*>(memory);
+  lay_out(data_);
+}
+
+void Arena::lay_out(unsigned char* base) {
+  std::uint64_t off = 0;
+  for (const auto& spec : specs_) {
     Tensor t;
-    t.spec = specs_[i];
-    t.data = data_.get() + offsets[i];
-    t.bytes = specs_[i].bytes();
+    t.spec = spec;
+    t.data = base + off;
+    t.bytes = spec.bytes();
     tensors_.push_back(t);
+    off += round_up(spec.bytes(), kAlign);
   }
 }
 
@@ -82,7 +96,7 @@ void Arena::fill(std::uint64_t version) {
   }
 }
 
-void Arena::clear() { std::memset(data_.get(), 0, bytes_); }
+void Arena::clear() { std::memset(data_, 0, bytes_); }
 
 std::uint64_t Arena::stamp(std::size_t i) const {
   std::uint64_t w = 0;

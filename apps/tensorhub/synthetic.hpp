@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <span>
 #include <vector>
@@ -20,7 +21,12 @@ std::vector<TensorSpec> synthetic_model(std::uint64_t total_bytes, std::uint32_t
 // A page-aligned buffer holding a list of tensors back to back.
 class Arena {
  public:
+  // Owns its memory (page-aligned heap).
   explicit Arena(std::vector<TensorSpec> specs);
+  // Lays the tensors out in `memory` (at least bytes_needed(specs)), which it does not own:
+  // e.g. memory from Hub::allocate.
+  Arena(std::vector<TensorSpec> specs, void* memory);
+  static std::uint64_t bytes_needed(const std::vector<TensorSpec>& specs);
   std::span<const Tensor> tensors() const { return tensors_; }
   std::uint64_t bytes() const { return bytes_; }
   // Writes the pattern of `version` into every tensor (stamp first).
@@ -32,12 +38,11 @@ class Arena {
   bool matches(std::uint64_t version) const;
 
  private:
-  struct Free {
-    void operator()(void* p) const;
-  };
+  void lay_out(unsigned char* base);
   std::vector<TensorSpec> specs_;
   std::vector<Tensor> tensors_;
-  std::unique_ptr<unsigned char, Free> data_;
+  std::unique_ptr<void, void (*)(void*)> owned_{nullptr, &std::free};  // null when not ours
+  unsigned char* data_ = nullptr;
   std::uint64_t bytes_ = 0;
 };
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "hub_impl.hpp"
+#include "tensorhub/core/units.hpp"
 #include "tensorhub/coord/grpc_client.hpp"
 
 namespace tensorhub {
@@ -52,7 +53,11 @@ Hub::Impl::Impl(MPI_Comm comm, HubOptions options)
   }
   start_control_plane();
   const std::string job_tag = mpi::bcast_string(comm_.get(), 0, rank_ == 0 ? random_tag() : std::string());
-  transport_ = make_transport(options_.transport, comm_.get(), job_tag, rank_);
+  if (options_.pool_bytes == 0) {
+    const auto pool = env_or("TENSORHUB_POOL_BYTES", "");
+    if (!pool.empty()) options_.pool_bytes = parse_bytes(pool);
+  }
+  transport_ = make_transport(options_.transport, comm_.get(), job_tag, rank_, options_.pool_bytes);
   coord::WorkerInfo info;
   info.endpoint = transport_->endpoint();
   info.transport = std::string(transport_->name());
@@ -191,6 +196,9 @@ std::vector<ModelInfo> Hub::status() {
   }
   return out;
 }
+
+void* Hub::allocate(std::uint64_t bytes) { return impl_->transport().allocate(bytes); }
+void Hub::deallocate(void* p) { impl_->transport().deallocate(p); }
 
 int Hub::rank() const { return impl_->rank(); }
 bool Hub::runs_coordinator() const { return impl_->runs_coordinator(); }

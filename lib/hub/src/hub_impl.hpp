@@ -45,6 +45,7 @@ class Hub::Impl {
   void close();
 
   coord::Client& client() { return *client_; }
+  transport::Transport& transport() { return *transport_; }
   int rank() const { return rank_; }
   bool runs_coordinator() const { return coordinator_ != nullptr; }
   const std::string& address() const { return address_; }
@@ -76,6 +77,6 @@ class Hub::Impl {
 
 // Creates the named transport backend; a backend not built into this library is a UserError.
 std::unique_ptr<transport::Transport> make_transport(const std::string& name, MPI_Comm comm, const std::string& job_tag,
-                                                     int rank);
+                                                     int rank, std::uint64_t pool_bytes);
 
 }  // namespace tensorhub

@@ -8,8 +8,8 @@
 namespace tensorhub {
 
 std::unique_ptr<transport::Transport> make_transport(const std::string& name, MPI_Comm comm, const std::string& job_tag,
-                                                     int rank) {
-  if (name == "mpi_rma") return std::make_unique<transport::MpiRmaTransport>(comm, job_tag);
+                                                     int rank, std::uint64_t pool_bytes) {
+  if (name == "mpi_rma") return std::make_unique<transport::MpiRmaTransport>(comm, job_tag, pool_bytes);
   if (name == "local") return std::make_unique<transport::LocalTransport>(job_tag + "-" + std::to_string(rank));
   if (name == "ucx") {
     throw UserError("transport 'ucx' is not built into this TensorHub yet; use 'mpi_rma' or 'local'");

@@ -23,6 +23,14 @@ Window Window::create(MPI_Comm comm, void* base, std::size_t bytes) {
   return w;
 }
 
+Window Window::allocate(MPI_Comm comm, std::size_t bytes, void** base) {
+  Window w;
+  check(MPI_Win_allocate(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, comm, base, &w.win_),
+        "MPI_Win_allocate of " + std::to_string(bytes) + " bytes");
+  check(MPI_Win_set_errhandler(w.win_, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");
+  return w;
+}
+
 Window::~Window() {
   if (win_ == MPI_WIN_NULL) return;
   if (locked_) MPI_Win_unlock_all(win_);

@@ -1,6 +1,7 @@
 #include "mpi_rma_transport.hpp"
 
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
@@ -42,16 +43,42 @@ class MpiExposure final : public Exposure {
   std::vector<std::string> descriptors_;
 };
 
-MpiRmaTransport::MpiRmaTransport(MPI_Comm comm, std::string job_tag)
+MpiRmaTransport::MpiRmaTransport(MPI_Comm comm, std::string job_tag, std::uint64_t pool_bytes)
     : prefix_("mpi_rma:" + std::move(job_tag) + ":"), max_attach_(max_attach_from_env()) {
   int rank = 0;
   mpi::check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   endpoint_ = prefix_ + std::to_string(rank);
-  window_ = mpi::Window::create_dynamic(comm);
+  // Every rank must agree on the window kind (a collective choice).
+  int pooled = pool_bytes > 0 ? 1 : 0;
+  int all_pooled = 0;
+  int any_pooled = 0;
+  mpi::check(MPI_Allreduce(&pooled, &all_pooled, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce(pool mode)");
+  mpi::check(MPI_Allreduce(&pooled, &any_pooled, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce(pool mode)");
+  if (any_pooled && !all_pooled) {
+    // Ranks that need no pool (e.g. the coordinator) still take part with a minimal one.
+    pool_bytes = std::max<std::uint64_t>(pool_bytes, 4096);
+  }
+  if (any_pooled) {
+    void* base = nullptr;
+    window_ = mpi::Window::allocate(comm, pool_bytes, &base);
+    pool_.emplace(base, pool_bytes);
+  } else {
+    window_ = mpi::Window::create_dynamic(comm);
+  }
   window_.lock_all();
+  progress_comm_ = mpi::Comm::duplicate(comm);
+  progress_ = std::thread([this] {
+    while (!stop_progress_.load(std::memory_order_relaxed)) {
+      int flag = 0;
+      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, progress_comm_.get(), &flag, MPI_STATUS_IGNORE);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
 }
 
 MpiRmaTransport::~MpiRmaTransport() {
+  stop_progress_ = true;
+  if (progress_.joinable()) progress_.join();
   // Outstanding requests are completed before the window goes (never the case in normal use:
   // the transfer engine drains its reads before returning).
   if (!requests_.empty()) {
@@ -61,6 +88,8 @@ MpiRmaTransport::~MpiRmaTransport() {
 
 void MpiRmaTransport::close() {
   require(requests_.empty(), "mpi_rma transport closed with reads in flight");
+  stop_progress_ = true;
+  if (progress_.joinable()) progress_.join();
   attached_.clear();  // detach before the window goes
   window_.free();
 }
@@ -101,7 +130,6 @@ std::uint64_t MpiRmaTransport::attach(std::uint64_t begin, std::uint64_t end) {
   a.end = end;
   a.refs = 1;
   a.attachment = std::make_unique<mpi::Attachment>(window_, reinterpret_cast<void*>(begin), end - begin);
-  if (std::getenv("TH_DEBUG")) std::fprintf(stderr, "attach %lx..%lx\n", (unsigned long)begin, (unsigned long)end);
   attached_.emplace(begin, std::move(a));
   return begin;
 }
@@ -111,7 +139,29 @@ void MpiRmaTransport::detach(std::uint64_t key) noexcept {
   if (it != attached_.end() && --it->second.refs == 0) attached_.erase(it);
 }
 
+void* MpiRmaTransport::allocate(std::uint64_t bytes) {
+  if (!pool_) return Transport::allocate(bytes);
+  return pool_->allocate(bytes);
+}
+
+void MpiRmaTransport::deallocate(void* p) {
+  if (!pool_) return Transport::deallocate(p);
+  pool_->deallocate(p);
+}
+
 std::unique_ptr<Exposure> MpiRmaTransport::expose(std::span<const MemoryRange> ranges) {
+  if (pool_) {
+    // Pool mode: memory is already in the window; the descriptor is its displacement.
+    std::vector<std::string> descriptors;
+    for (const auto& r : ranges) {
+      if (!pool_->contains(r.base, r.bytes)) {
+        throw UserError("mpi_rma: memory to publish or pull into must come from Hub::allocate (this hub uses a "
+                        "registered pool of " + std::to_string(pool_->capacity()) + " bytes)");
+      }
+      descriptors.push_back(encode_region(pool_->offset_of(r.base), r.bytes));
+    }
+    return std::make_unique<MpiExposure>(*this, std::vector<std::uint64_t>{}, std::move(descriptors));
+  }
   std::vector<Span> spans;
   for (const auto& r : ranges) {
     if (r.memory != MemoryKind::kHost) {
@@ -144,7 +194,6 @@ void MpiRmaTransport::post(const ReadOp& op) {
     throw TransportError("read past the end of a region exposed by " + op.endpoint);
   }
   const auto disp = static_cast<MPI_Aint>(region.address + op.offset);
-  if (std::getenv("TH_DEBUG")) std::fprintf(stderr, "rget target=%d disp=%lx len=%lu desc=%s\n", target, (unsigned long)disp, (unsigned long)op.length, op.descriptor.c_str());
   requests_.push_back(window_.rget(op.dst, op.length, target, disp));
   tags_.push_back(op.tag);
 }

@@ -1,18 +1,29 @@
-// `mpi_rma` backend: one MPI dynamic window per hub over the job's communicator, opened with a
-// single MPI_Win_lock_all epoch for the hub's lifetime. expose() = MPI_Win_attach (local, no
-// collective); a read = MPI_Rget at the holder's attached address, completed with MPI_Testsome.
-// Why dynamic windows: publish and relay must not need a collective (readers become holders
-// chunk by chunk); see README "Dynamic vs per-publish windows" for the measured cost.
+// `mpi_rma` backend: one MPI window per hub over the job's communicator, created once at join
+// (the only collective) and opened with a single MPI_Win_lock_all epoch for the hub's lifetime,
+// so that publish and relay need no collective. A read = MPI_Rget, completed with MPI_Testsome.
+// Two window kinds:
+//  * pool (pool_bytes > 0, the default mode of the hub): MPI_Win_allocate of a per-rank pool;
+//    tensors to publish or pull into are allocated from it (Hub::allocate). Fastest, and the
+//    only kind that works reliably with Open MPI 4.1.x when several ranks expose memory.
+//  * dynamic (pool_bytes == 0): MPI_Win_create_dynamic + MPI_Win_attach of any user memory.
+//    Open MPI 4.1.4's osc ucx and osc rdma mishandle non-uniform attach/detach across ranks
+//    (crashes, EFAULT; fixed in Open MPI 5, open-mpi/ompi#10591): use only on a fixed MPI.
+// See README "Window kinds" for the measurements.
 // Failure model: without ULFM, an Rget on a dead rank hangs inside MPI (README "Failure model").
 #pragma once
 
 #include <mpi.h>
 
+#include <atomic>
 #include <map>
+#include <thread>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "pool.hpp"
+#include "tensorhub/mpi/mpi.hpp"
 #include "tensorhub/mpi/window.hpp"
 #include "tensorhub/transport/transport.hpp"
 
@@ -21,7 +32,7 @@ namespace tensorhub::transport {
 class MpiRmaTransport final : public Transport {
  public:
   // Collective over `comm`. `job_tag` must be the same on all ranks and differ between jobs.
-  MpiRmaTransport(MPI_Comm comm, std::string job_tag);
+  MpiRmaTransport(MPI_Comm comm, std::string job_tag, std::uint64_t pool_bytes);
   ~MpiRmaTransport() override;
 
   std::string_view name() const override { return "mpi_rma"; }
@@ -34,6 +45,8 @@ class MpiRmaTransport final : public Transport {
 
   // Collective: ends the access epoch and frees the window. Called by the destructor otherwise.
   void close() override;
+  void* allocate(std::uint64_t bytes) override;
+  void deallocate(void* p) override;
 
  private:
   friend class MpiExposure;
@@ -51,10 +64,17 @@ class MpiRmaTransport final : public Transport {
   std::string endpoint_;
   std::size_t max_attach_;
   mpi::Window window_;                          // declared before attached_: outlives it
+  std::optional<Pool> pool_;                    // pool mode
   std::map<std::uint64_t, Attached> attached_;  // by begin address
   std::vector<MPI_Request> requests_;
   std::vector<std::uint64_t> tags_;
   std::vector<int> indices_;
+  // Drives MPI progress while this rank's own thread waits elsewhere (a holder blocked in
+  // unpublish must still serve the reads it waits for; osc components that are not truly
+  // one-sided need the target to call into MPI).
+  mpi::Comm progress_comm_;
+  std::atomic<bool> stop_progress_{false};
+  std::thread progress_;
 };
 
 }  // namespace tensorhub::transport

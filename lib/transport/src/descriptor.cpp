@@ -5,7 +5,17 @@
 
 #include "tensorhub/core/error.hpp"
 
+#include "tensorhub/transport/transport.hpp"
+
 namespace tensorhub::transport {
+
+void* Transport::allocate(std::uint64_t /*bytes*/) {
+  throw UserError("transport '" + std::string(name()) + "' has no registered memory pool");
+}
+
+void Transport::deallocate(void* /*p*/) {
+  throw UserError("transport '" + std::string(name()) + "' has no registered memory pool");
+}
 
 std::string encode_region(const void* base, std::uint64_t bytes) {
   return encode_region(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(base)), bytes);

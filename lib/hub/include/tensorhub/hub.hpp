@@ -15,7 +15,9 @@
 //    before it writes the buffers again.
 //
 // Example (trainer rank and rollout rank in one MPI job):
-//   auto hub = tensorhub::Hub::join(MPI_COMM_WORLD);                 // collective
+//   tensorhub::HubOptions opt; opt.pool_bytes = 2ull << 30;          // registered memory
+//   auto hub = tensorhub::Hub::join(MPI_COMM_WORLD, opt);            // collective
+//   void* w = hub->allocate(bytes);  ... build Tensor views over w ...
 //   hub->publish("policy", step, tensors, tensorhub::Group::of(trainer_comm, "trainer"));
 //   auto r = hub->pull("policy", tensorhub::Version::latest(), my_buffers);   // on a rollout
 //   hub->unpublish("policy", step - 1);                               // on the trainer
@@ -42,6 +44,10 @@ struct HubOptions {
   // communicator starts a coordinator and broadcasts its address.
   std::string hub_address;
   std::string transport = "mpi_rma";  // "mpi_rma" (or "local" for single-process use)
+  // Bytes of registered memory this rank owns (MPI_Win_allocate); tensors to publish or pull
+  // into then come from allocate(). 0 = TENSORHUB_POOL_BYTES if set, else a dynamic window
+  // that exposes any memory (unreliable on Open MPI 4.1.x with several publishers; README).
+  std::uint64_t pool_bytes = 0;
   std::uint64_t chunk_bytes = kDefaultChunkBytes;
   std::uint32_t max_readers_per_source = 2;  // used by a coordinator this hub starts
   std::uint32_t inflight = 8;                // reads in flight per pull
@@ -133,6 +139,10 @@ class Hub {
   // The manifest of a readable version (names, dtypes, shapes, checksums).
   Manifest manifest(const std::string& model, const Version& version);
   std::vector<ModelInfo> status();
+
+  // Registered memory for tensors (4 KiB aligned) when the hub has a pool; UserError if not.
+  void* allocate(std::uint64_t bytes);
+  void deallocate(void* p);
 
   int rank() const;
   bool runs_coordinator() const;

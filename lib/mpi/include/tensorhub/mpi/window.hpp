@@ -18,6 +18,9 @@ class Window {
   static Window create_dynamic(MPI_Comm comm);
   // Collective over `comm`; exposes [base, base+bytes) on this rank.
   static Window create(MPI_Comm comm, void* base, std::size_t bytes);
+  // Collective over `comm`; MPI allocates `bytes` on this rank (MPI_Win_allocate) and returns
+  // them in *base. Sizes may differ between ranks.
+  static Window allocate(MPI_Comm comm, std::size_t bytes, void** base);
 
   Window() = default;
   ~Window();

@@ -63,6 +63,10 @@ class Transport {
   // Appends finished reads to `out`; never blocks.
   virtual void poll(std::vector<Completion>& out) = 0;
   virtual std::size_t in_flight() const = 0;
+  // Memory from the backend's registered pool, if it has one (mpi_rma with a pool: the
+  // MPI_Win_allocate window). Backends without a pool throw UserError.
+  virtual void* allocate(std::uint64_t bytes);
+  virtual void deallocate(void* p);
   // Releases what needs every process of a job at once (mpi_rma: frees the window). Collective
   // for such backends; the destructor does the same without reporting errors.
   virtual void close() {}
