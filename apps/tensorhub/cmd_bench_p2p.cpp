@@ -3,7 +3,7 @@
 //   memcpy            local copy of S on the reader (the memory-bandwidth ceiling)
 //   mpi_get_static    MPI_Rget chunks from an MPI_Win_create window (per-publish windows)
 //   mpi_get_dynamic   MPI_Rget chunks from an MPI_Win_create_dynamic + attach window
-//   hub_pull          Hub::pull (coordinator assignment, dynamic window, checksums verified)
+//   hub_pull          Hub::pull (coordinator assignment, pool window, checksums verified)
 //   hub_pull_noverify Hub::pull with verify and relay off
 // plus the setup costs that decide between window kinds: MPI_Win_create (collective, per
 // version) vs MPI_Win_attach (local).
@@ -75,6 +75,7 @@ int run_p2p(const P2pConfig& c, int rank) {
   HubOptions opt;
   opt.chunk_bytes = chunk;
   opt.inflight = c.inflight;
+  opt.pool_bytes = parse_bytes(c.end) + 4096;  // registered memory for the hub's buffers
   auto hub = Hub::join(MPI_COMM_WORLD, opt);
   const bool reader = rank == 1;
 
@@ -127,9 +128,15 @@ int run_p2p(const P2pConfig& c, int rank) {
       att.reset();
       w.free();
     }
-    {  // the hub
+    {  // the hub, on buffers from its registered pool (MPI_Win_allocate)
       ++version;
-      const Tensor t = host_tensor("blob", DType::kU8, {static_cast<std::int64_t>(bytes)}, reader ? dst.data() : src.data());
+      auto* buf = static_cast<unsigned char*>(hub->allocate(bytes));
+      if (reader) {
+        std::memset(buf, 1, bytes);
+      } else {
+        std::memcpy(buf, src.data(), bytes);
+      }
+      const Tensor t = host_tensor("blob", DType::kU8, {static_cast<std::int64_t>(bytes)}, buf);
       if (!reader) {
         const auto t0 = Clock::now();
         hub->publish("bench", version, std::span<const Tensor>(&t, 1));
@@ -146,6 +153,8 @@ int run_p2p(const P2pConfig& c, int rank) {
             [&] { hub->pull("bench", Version::exact(version), std::span<const Tensor>(&t, 1), verify_off); });
       mpi::sleepy_barrier(MPI_COMM_WORLD);
       if (!reader) hub->unpublish("bench", version);
+      if (reader) std::memcpy(dst.data(), buf, bytes);  // checked below with the others
+      hub->deallocate(buf);
     }
     if (reader) {
       // The reader's copy must equal the holder's pattern.

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/error.hpp"
 
 namespace tensorhub::cli {
@@ -22,6 +23,9 @@ std::uint64_t word(std::uint64_t version, std::uint64_t tensor, std::uint64_t i)
   x *= 0xBF58476D1CE4E5B9ull;
   return x ^ (x >> 29);
 }
+
+// Tensors are identified by name: a trainer shard and a rollout lay them out differently.
+std::uint64_t key(const Tensor& t) { return checksum64(t.spec.name.data(), t.spec.name.size()); }
 
 }  // namespace
 
@@ -90,7 +94,7 @@ void Arena::fill(std::uint64_t version) {
     auto* p = static_cast<unsigned char*>(tensors_[t].data);
     const std::uint64_t n = tensors_[t].bytes / 8;
     for (std::uint64_t i = 0; i < n; ++i) {
-      const std::uint64_t w = i == 0 ? version : word(version, t, i);
+      const std::uint64_t w = i == 0 ? version : word(version, key(tensors_[t]), i);
       std::memcpy(p + i * 8, &w, 8);
     }
   }
@@ -113,7 +117,7 @@ bool Arena::matches(std::uint64_t version) const {
     for (std::uint64_t i = 1; i < n; i += 4099) {  // sample
       std::uint64_t w = 0;
       std::memcpy(&w, p + i * 8, 8);
-      if (w != word(version, t, i)) return false;
+      if (w != word(version, key(tensors_[t]), i)) return false;
     }
   }
   return true;

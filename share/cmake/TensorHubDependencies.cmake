@@ -28,7 +28,8 @@ message(STATUS "TensorHub: CUDA support ${TENSORHUB_HAVE_CUDA}")
 # How tests and scripts launch MPI jobs. Open MPI on Debian disables osc/ucx in
 # /etc/openmpi/openmpi-mca-params.conf; the dynamic-window data plane needs it.
 set(TENSORHUB_MPIEXEC_PREFLAGS "" CACHE STRING "Extra flags for mpiexec in tests")
-if(MPI_CXX_LIBRARY_VERSION_STRING MATCHES "Open MPI" AND TENSORHUB_MPIEXEC_PREFLAGS STREQUAL "")
+execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _th_mpiexec_version ERROR_QUIET)
+if(_th_mpiexec_version MATCHES "Open MPI|OpenRTE" AND TENSORHUB_MPIEXEC_PREFLAGS STREQUAL "")
   set(TENSORHUB_MPIEXEC_PREFLAGS --oversubscribe --mca osc ucx)
   execute_process(COMMAND id -u OUTPUT_VARIABLE _th_uid OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(_th_uid STREQUAL "0")

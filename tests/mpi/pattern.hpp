@@ -2,12 +2,14 @@
 // torn or stale read from a good one without the manifest.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <span>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "tensorhub/core/tensor.hpp"
+#include "tensorhub/hub.hpp"
 
 namespace tensorhub::test {
 
@@ -15,16 +17,19 @@ inline std::uint64_t pattern_word(std::uint64_t version, std::uint64_t tensor, s
   return (version << 40) ^ (tensor << 32) ^ (i * 2654435761u);
 }
 
-// `count` tensors of `bytes` each (multiple of 8), in one vector per tensor.
+// `count` tensors of `bytes` each (multiple of 8) in the hub's registered pool. The pool goes
+// with the hub, so Buffers must not be used after Hub::close().
 struct Buffers {
-  std::vector<std::vector<std::uint64_t>> data;
+  std::vector<std::span<std::uint64_t>> data;
   std::vector<Tensor> tensors;
 
-  Buffers(std::size_t count, std::uint64_t bytes, const std::string& prefix = "w") {
-    data.resize(count, std::vector<std::uint64_t>(bytes / 8, 0));
+  Buffers(Hub& hub, std::size_t count, std::uint64_t bytes, const std::string& prefix = "w") {
     for (std::size_t t = 0; t < count; ++t) {
+      auto* p = static_cast<std::uint64_t*>(hub.allocate(bytes));
+      data.emplace_back(p, bytes / 8);
+      std::fill(data.back().begin(), data.back().end(), 0);
       tensors.push_back(host_tensor(prefix + std::to_string(t), DType::kF32,
-                                    {static_cast<std::int64_t>(bytes / 4)}, data[t].data()));
+                                    {static_cast<std::int64_t>(bytes / 4)}, p));
     }
   }
   void fill(std::uint64_t version) {

@@ -24,6 +24,7 @@ TEST(Consistency, GroupLatestUnderConcurrentPublishes) {
   ASSERT_EQ(size, 5);
   HubOptions opt;
   opt.chunk_bytes = 16384;  // several chunks per tensor
+  opt.pool_bytes = 1 << 20;
   auto hub = Hub::join(MPI_COMM_WORLD, opt);
   const bool group_member = rank == 2 || rank == 3;
   mpi::Comm group = mpi::Comm::split(MPI_COMM_WORLD, group_member ? 0 : MPI_UNDEFINED, rank);
@@ -31,8 +32,8 @@ TEST(Consistency, GroupLatestUnderConcurrentPublishes) {
   std::vector<long long> seen;
   if (rank == 1) {
     // Two buffers in turn: a version's memory stays untouched until it is unpublished.
-    test::Buffers a(4, 48 * 1024, "t");
-    test::Buffers b(4, 48 * 1024, "t");
+    test::Buffers a(*hub, 4, 48 * 1024, "t");
+    test::Buffers b(*hub, 4, 48 * 1024, "t");
     std::uint64_t v = 0;
     int stopped = 0;
     while (stopped < 3) {
@@ -52,7 +53,7 @@ TEST(Consistency, GroupLatestUnderConcurrentPublishes) {
     }
     seen.push_back(static_cast<long long>(v));
   } else if (rank >= 2) {
-    test::Buffers dst(4, 48 * 1024, "t");
+    test::Buffers dst(*hub, 4, 48 * 1024, "t");
     PullOptions po;
     if (group_member) po.group = Group::of(group.get(), "rollout-A");
     ASSERT_TRUE(hub->wait_for("s", std::nullopt, std::chrono::seconds(60)).has_value());
@@ -60,7 +61,9 @@ TEST(Consistency, GroupLatestUnderConcurrentPublishes) {
     for (int i = 0; i < kPulls; ++i) {
       const auto r = hub->pull("s", Version::latest(), dst.tensors, po);
       torn += dst.mismatches(r.version);
-      if (!seen.empty()) EXPECT_GE(static_cast<long long>(r.version), seen.back());
+      if (!seen.empty()) {
+        EXPECT_GE(static_cast<long long>(r.version), seen.back());
+      }
       seen.push_back(static_cast<long long>(r.version));
     }
     EXPECT_EQ(torn, 0u) << "words from another version found in pulled buffers";

@@ -22,14 +22,21 @@ int world_rank() {
   return r;
 }
 
+// Every rank gets a registered pool large enough for the biggest test below.
+HubOptions pooled() {
+  HubOptions o;
+  o.pool_bytes = 160ull << 20;
+  return o;
+}
+
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 TEST(Hub, PublishThenPullGivesIdenticalBytes) {
-  auto hub = Hub::join(MPI_COMM_WORLD);
+  auto hub = Hub::join(MPI_COMM_WORLD, pooled());
   const int rank = world_rank();
-  Buffers b(3, 3 * (1 << 20) + 4096);  // chunks of 4 MiB: one partial chunk per tensor
+  Buffers b(*hub, 3, 3 * (1 << 20) + 4096);  // chunks of 4 MiB: one partial chunk per tensor
   if (rank == 1) {
     b.fill(7);
     hub->publish("m", 7, b.tensors);
@@ -47,9 +54,9 @@ TEST(Hub, PublishThenPullGivesIdenticalBytes) {
 }
 
 TEST(Hub, BadInputIsRejectedAndHubStaysUsable) {
-  auto hub = Hub::join(MPI_COMM_WORLD);
+  auto hub = Hub::join(MPI_COMM_WORLD, pooled());
   const int rank = world_rank();
-  Buffers b(2, 8192);
+  Buffers b(*hub, 2, 8192);
   if (rank == 1) {
     b.fill(1);
     hub->publish("bad", 1, b.tensors);
@@ -59,12 +66,15 @@ TEST(Hub, BadInputIsRejectedAndHubStaysUsable) {
     EXPECT_THROW(hub->publish("bad", 2, std::span<const Tensor>(&zero, 1)), UserError);
     EXPECT_THROW(hub->unpublish("bad", 99), NotFoundError);
     EXPECT_THROW(hub->unpublish("nope", 1), NotFoundError);
+    std::vector<float> heap(1024);
+    const Tensor foreign = host_tensor("f", DType::kF32, {1024}, heap.data());
+    EXPECT_THROW(hub->publish("bad", 3, std::span<const Tensor>(&foreign, 1)), UserError);  // not from the pool
   }
   mpi::sleepy_barrier(MPI_COMM_WORLD);
   if (rank == 2) {
     EXPECT_THROW(hub->pull("nope", Version::latest(), b.tensors), NotFoundError);
     EXPECT_THROW(hub->pull("bad", Version::exact(5), b.tensors), NotFoundError);
-    Buffers other(1, 8192, "x");
+    Buffers other(*hub, 1, 8192, "x");
     EXPECT_THROW(hub->pull("bad", Version::latest(), other.tensors), NotFoundError);  // unknown tensor
     Tensor wrong_shape = b.tensors[0];
     wrong_shape.spec.shape = {1024, 2};
@@ -85,11 +95,11 @@ TEST(Hub, BadInputIsRejectedAndHubStaysUsable) {
 }
 
 TEST(Hub, UnpublishWaitsForReadsInFlight) {
-  HubOptions opt;
+  HubOptions opt = pooled();
   opt.inflight = 1;  // a slow, long pull
   auto hub = Hub::join(MPI_COMM_WORLD, opt);
   const int rank = world_rank();
-  Buffers b(8, 16 << 20);  // 128 MiB
+  Buffers b(*hub, 8, 16 << 20);  // 128 MiB
   double pull_end = 0;
   double unpublish_start = 0;
   double unpublish_end = 0;
@@ -127,11 +137,11 @@ TEST(Hub, UnpublishWaitsForReadsInFlight) {
 }
 
 TEST(Hub, LaterReaderIsServedByEarlierReader) {
-  HubOptions opt;
+  HubOptions opt = pooled();
   opt.max_readers_per_source = 1;
   auto hub = Hub::join(MPI_COMM_WORLD, opt);
   const int rank = world_rank();
-  Buffers b(4, 2 << 20);
+  Buffers b(*hub, 4, 2 << 20);
   if (rank == 1) {
     b.fill(11);
     hub->publish("relay", 11, b.tensors);

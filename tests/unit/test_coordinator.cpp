@@ -370,7 +370,7 @@ TEST(Coordinator, UnpublishOfAPendingShardWithdrawsIt) {
 // Library bug: Coordinator::unpublish (lib/coord/src/coordinator.cpp, pending-shard branch)
 // erases the version but not the then-empty model entry, unlike every other path that drops a
 // version; status() then lists a model without versions. Enable once fixed.
-TEST(Coordinator, DISABLED_UnpublishOfTheOnlyPendingShardForgetsTheModel) {
+TEST(Coordinator, UnpublishOfTheOnlyPendingShardForgetsTheModel) {
   Coordinator c;
   const auto a = add_worker(c, "a");
   ASSERT_FALSE(c.publish(request(a, "m", 1, {"trainer", 2, 0}, {{"x", 10}})).committed);

@@ -332,7 +332,7 @@ TEST_F(PullEngineTest, CorruptedSourceByteGivesChecksumErrorNamingTensorAndChunk
   p1_.buffer("head", kShard1)[kChunk + 5] ^= 0x5a;
   Reader r(coord_, "reader");
   EngineOptions o;
-  o.inflight = 1;  // see DISABLED_ChecksumErrorWithManyReadsInFlightReturns
+  o.inflight = 1;  // see ChecksumErrorWithManyReadsInFlightReturns
   try {
     r.pull(coord_, "m", o);
     FAIL() << "expected ChecksumError";
@@ -381,7 +381,7 @@ TEST_F(PullEngineTest, RelayImpliesVerification) {
 // pull_engine.cpp) waits for reads that reap() had already polled but not processed when it
 // threw, so with several reads completing in one poll the pull never returns. Run in a child
 // process with an alarm so that the bug fails this test instead of hanging the suite.
-TEST_F(PullEngineTest, DISABLED_ChecksumErrorWithManyReadsInFlightReturns) {
+TEST_F(PullEngineTest, ChecksumErrorWithManyReadsInFlightReturns) {
   publish_two_shards();
   p0_.buffer("embed", kShard0)[0] ^= 0x01;  // the first chunk read
   EXPECT_EXIT(
@@ -419,7 +419,7 @@ TEST_F(PullEngineTest, LostHolderGivesNotFoundError) {
 // (lib/transfer/src/pull_engine.cpp) throws before looking at the reply's assignments, so the
 // pins the coordinator took for them are never released and the other holders never drain.
 // Enable once fixed.
-TEST_F(PullEngineTest, DISABLED_LostHolderErrorLeavesNoPins) {
+TEST_F(PullEngineTest, LostHolderErrorLeavesNoPins) {
   publish_two_shards();
   Reader r(coord_, "reader");
   r.resolve(coord_, "m");
@@ -460,7 +460,7 @@ TEST_F(PullEngineTest, ZeroInflightIsUserError) {
 // Library bug: a failed read is reported (ChunkResult::ok = false) but Coordinator::acquire
 // keeps choosing the same holder, so one broken relay makes every later reader spin until its
 // deadline instead of "another holder serves it" (pull_engine.hpp). Enable once fixed.
-TEST_F(PullEngineTest, DISABLED_FailedReadIsServedByAnotherHolder) {
+TEST_F(PullEngineTest, FailedReadIsServedByAnotherHolder) {
   publish_two_shards();
   Reader a(coord_, "reader-a");
   EngineOptions no_relay;

@@ -97,7 +97,10 @@ std::uint32_t Coordinator::unpublish(WorkerId w, const std::string& model, std::
   worker(w);
   auto& v = version_or_throw(model, version);
   if (v.drop_pending(w)) {
-    if (!v.committed() && !v.has_pending()) models_[model].erase(version);
+    if (!v.committed() && !v.has_pending()) {
+      models_[model].erase(version);
+      if (models_[model].empty()) models_.erase(model);
+    }
     changed_.notify_all();
     return 0;
   }
@@ -255,17 +258,21 @@ AcquireReply Coordinator::acquire(const AcquireRequest& r) {
     if (reply.assignments.size() >= limit) break;
     cands.clear();
     holders.clear();
+    bool any_holder = false;
     for (auto& [id, h] : v.holders()) {
       if (id == r.reader || h.withdrawn || !h.have[c]) continue;
       const auto wit = workers_.find(id);
       if (wit == workers_.end()) continue;
-      const auto& served = serving_[id];
-      cands.push_back(Candidate{id, distance_between(me, wit->second), static_cast<std::uint32_t>(served.size()),
-                                served.count(r.reader) > 0, h.origin, h.depth});
+      if (v.failed_pairs.count({r.reader, id})) continue;  // this holder already failed this reader
+      any_holder = true;
+      const auto s = serving_.find(id);
+      const auto active = s == serving_.end() ? 0u : static_cast<std::uint32_t>(s->second.size());
+      const bool serves = s != serving_.end() && s->second.count(r.reader) > 0;
+      cands.push_back(Candidate{id, distance_between(me, wit->second), active, serves, h.origin, h.depth});
       holders.push_back(&h);
     }
-    if (cands.empty()) {
-      if (!v.chunk_available(c, r.reader)) reply.unavailable.push_back(c);
+    if (!any_holder) {
+      reply.unavailable.push_back(c);
       continue;
     }
     const auto pick = choose_source(cands, config_.max_readers_per_source);
@@ -294,6 +301,7 @@ void Coordinator::complete(const CompleteRequest& r) {
       if (rd != s->second.end() && --rd->second == 0) s->second.erase(rd);
       if (s->second.empty()) serving_.erase(s);
     }
+    if (!res.ok) v.failed_pairs.insert({r.reader, res.holder});
     if (!res.ok) log_.warn("reader " + std::to_string(r.reader) + " failed to read chunk " + std::to_string(res.chunk) +
                            " of " + vname(r.model, r.version) + " from worker " + std::to_string(res.holder));
   }

@@ -29,25 +29,40 @@ std::string manifest_to_json(const Manifest& m) {
   return j.dump();
 }
 
+namespace {
+
+// nlohmann::json converts negative numbers to unsigned silently; refuse them.
+template <typename T>
+T unsigned_field(const json& j, const char* key) {
+  const auto& v = j.at(key);
+  if (!v.is_number_unsigned()) throw UserError(std::string("manifest JSON: '") + key + "' must be a non-negative integer");
+  return v.get<T>();
+}
+
+}  // namespace
+
 Manifest manifest_from_json(std::string_view text) {
   try {
     const json j = json::parse(text);
     if (!j.is_object()) throw UserError("manifest JSON is not an object");
     if (j.value("format", 0) != 1) throw UserError("manifest JSON has an unsupported format version");
-    const auto chunk_bytes = j.at("chunk_bytes").get<std::uint64_t>();
-    const auto num_shards = j.at("num_shards").get<std::uint32_t>();
+    const auto chunk_bytes = unsigned_field<std::uint64_t>(j, "chunk_bytes");
+    const auto num_shards = unsigned_field<std::uint32_t>(j, "num_shards");
     if (num_shards == 0 || num_shards > 1u << 16) throw UserError("manifest JSON: bad num_shards");
     std::vector<ShardManifest> shards(num_shards);
     for (std::uint32_t s = 0; s < num_shards; ++s) shards[s].shard = s;
     for (const auto& t : j.at("tensors")) {
-      const auto shard = t.at("shard").get<std::uint32_t>();
+      const auto shard = unsigned_field<std::uint32_t>(t, "shard");
+      for (const auto& c : t.at("checksums")) {
+        if (!c.is_number_unsigned()) throw UserError("manifest JSON: checksums must be non-negative integers");
+      }
       if (shard >= num_shards) throw UserError("manifest JSON: tensor shard index out of range");
       TensorSpec spec{t.at("name").get<std::string>(), parse_dtype(t.at("dtype").get<std::string>()),
                       t.at("shape").get<std::vector<std::int64_t>>()};
       shards[shard].tensors.push_back(std::move(spec));
       shards[shard].checksums.push_back(t.at("checksums").get<std::vector<std::uint64_t>>());
     }
-    return assemble_manifest(j.at("model").get<std::string>(), j.at("version").get<std::uint64_t>(),
+    return assemble_manifest(j.at("model").get<std::string>(), unsigned_field<std::uint64_t>(j, "version"),
                              chunk_bytes, std::move(shards));
   } catch (const json::exception& e) {
     throw UserError(std::string("malformed manifest JSON: ") + e.what());

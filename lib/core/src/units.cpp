@@ -17,8 +17,10 @@ std::uint64_t parse_bytes(std::string_view text) {
   if (pos == 0) throw UserError("bad byte size '" + original + "' (example: 512MiB)");
   double value = 0;
   try {
-    value = std::stod(std::string(text.substr(0, pos)));
-  } catch (const std::exception&) {
+    std::size_t used = 0;
+    value = std::stod(std::string(text.substr(0, pos)), &used);
+    if (used != pos) throw UserError("bad byte size '" + original + "' (example: 512MiB)");
+  } catch (const std::logic_error&) {
     throw UserError("bad byte size '" + original + "' (example: 512MiB)");
   }
   std::string suffix(text.substr(pos));

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <exception>
 #include <cstdlib>
 #include <random>
 #include <thread>
@@ -125,6 +126,11 @@ void Hub::Impl::unpublish(const std::string& model, std::uint64_t version) {
   throw NotFoundError("'" + model + "' v" + std::to_string(version) + " is not published by this rank");
 }
 
+void Hub::Impl::abandon() noexcept {
+  closed_ = true;
+  references_.clear();
+}
+
 void Hub::Impl::close() {
   if (closed_) return;
   closed_ = true;
@@ -153,6 +159,11 @@ std::unique_ptr<Hub> Hub::join(MPI_Comm comm, HubOptions options) {
 }
 
 Hub::~Hub() {
+  if (std::uncaught_exceptions() > 0) {
+    // Unwinding on this rank only: no collective (it could hang); the job is going down.
+    impl_->abandon();
+    return;
+  }
   try {
     close();
   } catch (const std::exception& e) {

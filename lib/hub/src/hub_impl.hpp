@@ -43,6 +43,8 @@ class Hub::Impl {
                   const PullOptions& options);
   Manifest manifest(const std::string& model, const Version& version);
   void close();
+  // Local teardown without collectives (for a rank that is failing alone).
+  void abandon() noexcept;
 
   coord::Client& client() { return *client_; }
   transport::Transport& transport() { return *transport_; }

@@ -32,9 +32,9 @@ Window Window::allocate(MPI_Comm comm, std::size_t bytes, void** base) {
 }
 
 Window::~Window() {
-  if (win_ == MPI_WIN_NULL) return;
-  if (locked_) MPI_Win_unlock_all(win_);
-  MPI_Win_free(&win_);
+  // Abandoned on purpose: MPI_Win_free is collective and may hang if this rank is failing
+  // alone. MPI_Finalize / MPI_Abort reclaim it.
+  win_ = MPI_WIN_NULL;
 }
 
 Window::Window(Window&& other) noexcept
@@ -44,10 +44,6 @@ Window::Window(Window&& other) noexcept
 
 Window& Window::operator=(Window&& other) noexcept {
   if (this != &other) {
-    if (win_ != MPI_WIN_NULL) {
-      if (locked_) MPI_Win_unlock_all(win_);
-      MPI_Win_free(&win_);
-    }
     win_ = std::exchange(other.win_, MPI_WIN_NULL);
     dynamic_ = other.dynamic_;
     locked_ = std::exchange(other.locked_, false);

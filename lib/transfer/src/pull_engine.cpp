@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -79,11 +80,6 @@ class PullRun {
     req.chunks.assign(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
     const auto reply = coord_.acquire(req);
     ++stats_.acquire_calls;
-    if (!reply.unavailable.empty()) {
-      throw NotFoundError("'" + m_.model + "' v" + std::to_string(m_.version) + ": no live holder has " +
-                          chunk_name(m_, reply.unavailable.front()) + " (" + std::to_string(reply.unavailable.size()) +
-                          " chunks lost)");
-    }
     for (const auto& a : reply.assignments) {
       const auto& spec = m_.chunks[a.chunk];
       transport::ReadOp op{a.endpoint, a.region, a.offset, dst_[spec.tensor] + spec.offset, spec.length, next_tag_};
@@ -98,6 +94,12 @@ class PullRun {
         ++stats_.failed_reads;
       }
     }
+    // Thrown after the assignments are in flight, so the error path releases their pins.
+    if (!reply.unavailable.empty()) {
+      throw NotFoundError("'" + m_.model + "' v" + std::to_string(m_.version) + ": no live holder has " +
+                          chunk_name(m_, reply.unavailable.front()) + " (" + std::to_string(reply.unavailable.size()) +
+                          " chunks lost)");
+    }
     if (reply.assignments.empty()) {
       backoff_us_ = std::min(backoff_us_ * 2, 5000);
       next_acquire_ = Clock::now() + std::chrono::microseconds(backoff_us_);
@@ -110,6 +112,7 @@ class PullRun {
   bool reap() {
     completions_.clear();
     transport_.poll(completions_);
+    std::optional<std::string> bad;  // first checksum mismatch; thrown once all are accounted for
     for (const auto& c : completions_) {
       const auto it = inflight_.find(c.tag);
       require(it != inflight_.end(), "completion for an unknown read");
@@ -122,24 +125,28 @@ class PullRun {
         ++stats_.failed_reads;
         continue;
       }
-      results_.push_back(coord::ChunkResult{f.chunk, f.holder, true});
       if (o_.verify || o_.relay) {
         const auto sum = checksum64(dst_[spec.tensor] + spec.offset, spec.length);
         if (sum != spec.checksum) {
-          failed_checksum_ = f.chunk;
-          throw ChecksumError("'" + m_.model + "' v" + std::to_string(m_.version) + ": checksum mismatch in " +
-                              chunk_name(m_, f.chunk) + " read from worker " + std::to_string(f.holder));
+          results_.push_back(coord::ChunkResult{f.chunk, f.holder, false});
+          if (!bad) {
+            bad = "'" + m_.model + "' v" + std::to_string(m_.version) + ": checksum mismatch in " +
+                  chunk_name(m_, f.chunk) + " read from worker " + std::to_string(f.holder);
+          }
+          continue;
         }
       }
+      results_.push_back(coord::ChunkResult{f.chunk, f.holder, true});
       if (o_.relay) held_.push_back(f.chunk);
-      auto& s = stats_.sources[f.holder];
-      s.bytes += spec.length;
-      ++s.chunks;
-      s.origin = f.origin;
+      auto& src = stats_.sources[f.holder];
+      src.bytes += spec.length;
+      ++src.chunks;
+      src.origin = f.origin;
       (f.origin ? stats_.origin_bytes : stats_.relay_bytes) += spec.length;
       stats_.bytes += spec.length;
       --remaining_;
     }
+    if (bad) throw ChecksumError(*bad);
     return !completions_.empty();
   }
 
@@ -165,8 +172,7 @@ class PullRun {
         }
         if (completions_.empty()) std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
-      held_.clear();
-      flush();
+      flush();  // verified chunks stay announced: their bytes are good
     } catch (...) {
       // The original error is the one worth reporting.
     }
@@ -187,7 +193,6 @@ class PullRun {
   std::uint64_t next_tag_ = 1;
   int backoff_us_ = 50;
   Clock::time_point next_acquire_{};
-  std::optional<std::uint32_t> failed_checksum_;
   PullStats stats_;
 };
 

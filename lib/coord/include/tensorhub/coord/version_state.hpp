@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,8 @@ class VersionState {
   // `worker` is the only non-withdrawn holder of some chunk.
   bool sole_holder_of_some_chunk(WorkerId worker) const;
 
+  // (reader, holder) pairs whose reads failed: that holder is not assigned to that reader again.
+  std::set<std::pair<WorkerId, WorkerId>> failed_pairs;
   std::uint32_t group_pins = 0;  // reading groups that resolved this version and are not done
   std::uint32_t retained = 0;    // retain() count
 

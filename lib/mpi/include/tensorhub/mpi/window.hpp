@@ -36,7 +36,8 @@ class Window {
   void unlock_all();
   // Nonblocking read of `bytes` from `target` at displacement `disp` into `dst`.
   MPI_Request rget(void* dst, std::size_t bytes, int target, MPI_Aint disp);
-  // Collective free (also done by the destructor, which never throws).
+  // Collective free. The destructor does NOT free a window that is still valid (that would be
+  // a collective call during, e.g., exception unwinding on one rank): it abandons the handle.
   void free();
 
  private:
