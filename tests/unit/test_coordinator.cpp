@@ -367,9 +367,9 @@ TEST(Coordinator, UnpublishOfAPendingShardWithdrawsIt) {
   EXPECT_TRUE(c.publish(request(a, "m", 1, {"trainer", 2, 0}, {{"x", 10}})).committed);
 }
 
-// Library bug: Coordinator::unpublish (lib/coord/src/coordinator.cpp, pending-shard branch)
+// Regression test for a fixed bug: Coordinator::unpublish (lib/coord/src/coordinator.cpp, pending-shard branch)
 // erases the version but not the then-empty model entry, unlike every other path that drops a
-// version; status() then lists a model without versions. Enable once fixed.
+// version; status() then lists a model without versions.
 TEST(Coordinator, UnpublishOfTheOnlyPendingShardForgetsTheModel) {
   Coordinator c;
   const auto a = add_worker(c, "a");
@@ -689,13 +689,30 @@ TEST(Coordinator, RelayOfferAndReportValidation) {
 
 // ---- lost holders ----------------------------------------------------------------------------
 
-TEST(Coordinator, AcquireReportsUnavailableWhenTheOnlyHolderWithdrew) {
+TEST(Coordinator, WithdrawnHolderStillServesPullsResolvedBeforeTheWithdrawal) {
+  Coordinator c;
+  const auto p = add_worker(c, "p");
+  const auto r = add_worker(c, "r");
+  const auto late = add_worker(c, "late");
+  publish_one(c, p, "m", 1, 3 * kChunk);
+  ASSERT_EQ(resolve(c, r, "m").manifest.chunks.size(), 3u);
+  EXPECT_EQ(c.unpublish(p, "m", 1), 1u);  // the resolved reading group still pins it
+  // The pull that was promised the version before unpublish is still served...
+  const auto reply = acquire(c, r, "m", 1, {0, 1, 2});
+  EXPECT_EQ(reply.assignments.size(), 3u);
+  EXPECT_TRUE(reply.unavailable.empty());
+  // ...but nobody can start a new pull of it.
+  EXPECT_THROW(resolve(c, late, "m", {"late-group", 1, 0}), NotFoundError);
+  EXPECT_EQ(c.latest("m"), std::nullopt);
+}
+
+TEST(Coordinator, AcquireReportsUnavailableWhenTheOnlyHolderLeft) {
   Coordinator c;
   const auto p = add_worker(c, "p");
   const auto r = add_worker(c, "r");
   publish_one(c, p, "m", 1, 3 * kChunk);
   ASSERT_EQ(resolve(c, r, "m").manifest.chunks.size(), 3u);
-  EXPECT_EQ(c.unpublish(p, "m", 1), 1u);  // the resolved reading group still pins it
+  c.deregister_worker(p);  // the holder is gone
   const auto reply = acquire(c, r, "m", 1, {0, 1, 2});
   EXPECT_TRUE(reply.assignments.empty());
   EXPECT_EQ(reply.unavailable, (std::vector<std::uint32_t>{0, 1, 2}));

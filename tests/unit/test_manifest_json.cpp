@@ -91,9 +91,9 @@ TEST(ManifestJson, MissingOrMistypedFieldsAreUserErrors) {
   EXPECT_THROW(manifest_from_json(replaced(json, "\"version\":1234567890123", "\"version\":\"7\"")), UserError);
 }
 
-// Library bug (lib/core/src/manifest_json.cpp, manifest_from_json): nlohmann's get<uint64_t>()
+// Regression test for a fixed bug (lib/core/src/manifest_json.cpp, manifest_from_json): nlohmann's get<uint64_t>()
 // converts a negative JSON integer without complaint, so "version":-1 becomes v18446744073709551615.
-// Enable once the unsigned fields are checked with is_number_unsigned().
+//
 TEST(ManifestJson, NegativeVersionIsUserError) {
   const std::string json = manifest_to_json(sample_manifest());
   EXPECT_THROW(manifest_from_json(replaced(json, "\"version\":1234567890123", "\"version\":-1")), UserError);

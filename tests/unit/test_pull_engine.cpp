@@ -377,7 +377,7 @@ TEST_F(PullEngineTest, RelayImpliesVerification) {
   EXPECT_THROW(r.pull(coord_, "m", o), ChecksumError);
 }
 
-// Library bug: after a ChecksumError, PullRun::drain_after_error (lib/transfer/src/
+// Regression test for a fixed bug: after a ChecksumError, PullRun::drain_after_error (lib/transfer/src/
 // pull_engine.cpp) waits for reads that reap() had already polled but not processed when it
 // threw, so with several reads completing in one poll the pull never returns. Run in a child
 // process with an alarm so that the bug fails this test instead of hanging the suite.
@@ -404,8 +404,8 @@ TEST_F(PullEngineTest, LostHolderGivesNotFoundError) {
   publish_two_shards();
   Reader r(coord_, "reader");
   r.resolve(coord_, "m");
-  // The reading group pins the version, but p1 withdraws: its chunks have no live holder.
-  EXPECT_EQ(coord_.unpublish(p1_.id, "m", 1), 1u);
+  // p1 leaves the hub: its chunks have no live holder.
+  coord_.deregister_worker(p1_.id);
   try {
     r.pull(coord_, "m");
     FAIL() << "expected NotFoundError";
@@ -415,15 +415,13 @@ TEST_F(PullEngineTest, LostHolderGivesNotFoundError) {
   }
 }
 
-// Library bug: when an acquire reply lists unavailable chunks, PullRun::acquire_more
-// (lib/transfer/src/pull_engine.cpp) throws before looking at the reply's assignments, so the
-// pins the coordinator took for them are never released and the other holders never drain.
-// Enable once fixed.
+// Regression: when an acquire reply lists unavailable chunks, the engine must still release the
+// pins of the reply's assignments, or the other holders never drain.
 TEST_F(PullEngineTest, LostHolderErrorLeavesNoPins) {
   publish_two_shards();
   Reader r(coord_, "reader");
   r.resolve(coord_, "m");
-  ASSERT_EQ(coord_.unpublish(p1_.id, "m", 1), 1u);
+  coord_.deregister_worker(p1_.id);
   EXPECT_THROW(r.pull(coord_, "m"), NotFoundError);
   EXPECT_EQ(read_pins(coord_, "m", 1, 1), 0u);
   // So p0, which still serves its shard, can withdraw and drain once the group is done.
@@ -457,9 +455,9 @@ TEST_F(PullEngineTest, ZeroInflightIsUserError) {
   EXPECT_THROW(r.pull(coord_, "m", o), UserError);
 }
 
-// Library bug: a failed read is reported (ChunkResult::ok = false) but Coordinator::acquire
+// Regression test for a fixed bug: a failed read is reported (ChunkResult::ok = false) but Coordinator::acquire
 // keeps choosing the same holder, so one broken relay makes every later reader spin until its
-// deadline instead of "another holder serves it" (pull_engine.hpp). Enable once fixed.
+// deadline instead of "another holder serves it" (pull_engine.hpp).
 TEST_F(PullEngineTest, FailedReadIsServedByAnotherHolder) {
   publish_two_shards();
   Reader a(coord_, "reader-a");

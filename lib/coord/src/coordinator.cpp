@@ -110,7 +110,10 @@ std::uint32_t Coordinator::unpublish(WorkerId w, const std::string& model, std::
     throw UserError(vname(model, version) + " is retained and this is its last holder: release() it first, "
                     "or keep a copy published elsewhere");
   }
-  h->withdrawn = true;
+  if (!h->withdrawn) {
+    h->withdrawn = true;
+    h->withdrawn_ticket = ++ticket_;
+  }
   changed_.notify_all();
   return outstanding(v, *h);
 }
@@ -202,7 +205,9 @@ ResolveReply Coordinator::resolve(const ResolveRequest& r) {
                       std::to_string(*r.version) + " but the group already resolved v" +
                       std::to_string(g->second.version));
     }
-    return ResolveReply{version_or_throw(r.model, g->second.version).manifest()};
+    auto& gv = version_or_throw(r.model, g->second.version);
+    gv.reader_tickets[r.reader] = g->second.ticket;
+    return ResolveReply{gv.manifest()};
   }
   std::uint64_t chosen = 0;
   if (r.version) {
@@ -220,7 +225,9 @@ ResolveReply Coordinator::resolve(const ResolveRequest& r) {
   }
   auto& v = version_or_throw(r.model, chosen);
   v.group_pins += r.group.size;
-  group_reads_.emplace(key, GroupRead{chosen, r.group.size});
+  const auto ticket = ++ticket_;
+  v.reader_tickets[r.reader] = ticket;
+  group_reads_.emplace(key, GroupRead{chosen, ticket, r.group.size});
   return ResolveReply{v.manifest()};
 }
 
@@ -260,7 +267,7 @@ AcquireReply Coordinator::acquire(const AcquireRequest& r) {
     holders.clear();
     bool any_holder = false;
     for (auto& [id, h] : v.holders()) {
-      if (id == r.reader || h.withdrawn || !h.have[c]) continue;
+      if (id == r.reader || !h.have[c] || !v.may_serve(h, r.reader)) continue;
       const auto wit = workers_.find(id);
       if (wit == workers_.end()) continue;
       if (v.failed_pairs.count({r.reader, id})) continue;  // this holder already failed this reader
@@ -327,6 +334,7 @@ void Coordinator::finish(const FinishRequest& r) {
   auto m = models_.find(r.model);
   if (m != models_.end()) {
     auto vit = m->second.find(g->second.version);
+    if (vit != m->second.end()) vit->second.reader_tickets.erase(r.reader);
     if (vit != m->second.end() && vit->second.group_pins > 0) {
       auto& v = vit->second;
       --v.group_pins;

@@ -107,6 +107,15 @@ bool VersionState::sole_holder_of_some_chunk(WorkerId worker) const {
   return false;
 }
 
+bool VersionState::may_serve(const Holder& h, WorkerId reader) const {
+  if (!h.withdrawn) return true;
+  // Only origins: their drain also waits for resolved groups (Coordinator::outstanding), so
+  // unpublish cannot return while such a pull may still be assigned to them.
+  if (!h.origin) return false;
+  const auto t = reader_tickets.find(reader);
+  return t != reader_tickets.end() && t->second < h.withdrawn_ticket;
+}
+
 VersionStatus VersionState::status() const {
   VersionStatus s;
   s.version = version_;

@@ -104,7 +104,8 @@ void Hub::Impl::withdraw(const Reference& ref) {
   auto pins = client_->unpublish(self_, ref.model, ref.version);
   const auto start = std::chrono::steady_clock::now();
   auto next_warning = start + std::chrono::seconds(10);
-  while (pins > 0) {
+  // At least one wait_drained: it is what makes the coordinator forget the reference.
+  for (bool first = true; first || pins > 0; first = false) {
     const auto slice = std::min<std::chrono::milliseconds>(options_.rpc_deadline / 2, std::chrono::milliseconds(1000));
     pins = client_->wait_drained(self_, ref.model, ref.version, slice);
     if (pins > 0 && std::chrono::steady_clock::now() > next_warning) {

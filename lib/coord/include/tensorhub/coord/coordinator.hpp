@@ -47,6 +47,7 @@ class Coordinator final : public Client {
  private:
   struct GroupRead {
     std::uint64_t version = 0;
+    std::uint64_t ticket = 0;
     std::uint32_t finishes_left = 0;
   };
   using GroupKey = std::tuple<std::string, std::string, std::uint64_t>;  // model, group, seq
@@ -63,6 +64,7 @@ class Coordinator final : public Client {
   mutable std::mutex mu_;
   std::condition_variable changed_;
   WorkerId next_worker_ = 1;
+  std::uint64_t ticket_ = 0;  // orders resolutions and withdrawals
   std::map<WorkerId, WorkerInfo> workers_;
   std::map<std::string, std::map<std::uint64_t, VersionState>> models_;
   std::map<GroupKey, GroupRead> group_reads_;

@@ -27,6 +27,7 @@ struct Holder {
   std::vector<std::string> regions;   // per manifest tensor; empty = not held
   std::vector<std::uint8_t> have;     // per manifest chunk
   std::uint32_t pins = 0;             // reads in flight from this holder
+  std::uint64_t withdrawn_ticket = 0; // reads resolved before this ticket may still use it
   std::uint64_t chunks_held = 0;
 };
 
@@ -64,6 +65,12 @@ class VersionState {
 
   // (reader, holder) pairs whose reads failed: that holder is not assigned to that reader again.
   std::set<std::pair<WorkerId, WorkerId>> failed_pairs;
+  // Resolution ticket of each reader currently pulling this version (see Coordinator::ticket_).
+  std::map<WorkerId, std::uint64_t> reader_tickets;
+  // May `reader` read from `h`? Active holders always; a withdrawn origin only for pulls that
+  // resolved this version before it was withdrawn (its unpublish waits for those); a withdrawn
+  // relay never (its owner is about to overwrite the buffers).
+  bool may_serve(const Holder& h, WorkerId reader) const;
   std::uint32_t group_pins = 0;  // reading groups that resolved this version and are not done
   std::uint32_t retained = 0;    // retain() count
 
