@@ -38,9 +38,8 @@ int run_demo(const DemoConfig& c, int rank) {
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size < static_cast<int>(c.trainers) + 2) {
-    throw UserError("demo needs at least " + std::to_string(c.trainers + 2) +
-                    " ranks (1 coordinator, " + std::to_string(c.trainers) + " trainers, >=1 rollout); got " +
-                    std::to_string(size));
+    throw UserError("demo needs at least " + std::to_string(c.trainers + 2) + " ranks (1 coordinator, " +
+                    std::to_string(c.trainers) + " trainers, >=1 rollout); got " + std::to_string(size));
   }
   const bool trainer = rank >= 1 && rank <= static_cast<int>(c.trainers);
   const bool rollout = rank > static_cast<int>(c.trainers);
@@ -63,10 +62,11 @@ int run_demo(const DemoConfig& c, int rank) {
   auto hub = Hub::join(MPI_COMM_WORLD, opt);
   mpi::Comm trainers = mpi::Comm::split(MPI_COMM_WORLD, trainer ? 0 : MPI_UNDEFINED, rank);
   if (rank == 0) {
-    std::printf("tensorhub demo: %d ranks (coordinator 0, trainers 1-%u, rollouts %u-%d), model %s in %zu bf16 tensors, "
-                "chunk %s, coordinator %s\n",
-                size, c.trainers, c.trainers + 1, size - 1, format_bytes(model_bytes).c_str(), specs.size(),
-                c.chunk.c_str(), hub->coordinator_address().c_str());
+    std::printf(
+        "tensorhub demo: %d ranks (coordinator 0, trainers 1-%u, rollouts %u-%d), model %s in %zu bf16 tensors, "
+        "chunk %s, coordinator %s\n",
+        size, c.trainers, c.trainers + 1, size - 1, format_bytes(model_bytes).c_str(), specs.size(), c.chunk.c_str(),
+        hub->coordinator_address().c_str());
   }
 
   // Two arenas used in turn, so a version stays untouched while the next one is computed.
@@ -97,7 +97,8 @@ int run_demo(const DemoConfig& c, int rank) {
       PullOptions po;
       po.verify = c.verify;
       const auto r = hub->pull("policy", Version::latest(), dest->tensors(), po);
-      if (!dest->matches(r.version)) throw ChecksumError("rollout read a version whose contents do not match its stamp");
+      if (!dest->matches(r.version))
+        throw ChecksumError("rollout read a version whose contents do not match its stamp");
       last = r.version;
       double* f = &mine[(step - 1) * kFields];
       f[0] = r.seconds;
@@ -138,9 +139,13 @@ int run_demo(const DemoConfig& c, int rank) {
       origin += f[2];
       relay += f[3];
       row.push_back(fmt(f[0], 3) + " (" + fmt(f[1] / f[0] / 1e9, 2) + ")");
-      js["pulls"].push_back({{"rank", c.trainers + 1 + r}, {"version", static_cast<std::uint64_t>(f[4])},
-                             {"seconds", f[0]}, {"bytes", f[1]}, {"gbps", f[1] / f[0] / 1e9},
-                             {"origin_bytes", f[2]}, {"relay_bytes", f[3]}});
+      js["pulls"].push_back({{"rank", c.trainers + 1 + r},
+                             {"version", static_cast<std::uint64_t>(f[4])},
+                             {"seconds", f[0]},
+                             {"bytes", f[1]},
+                             {"gbps", f[1] / f[0] / 1e9},
+                             {"origin_bytes", f[2]},
+                             {"relay_bytes", f[3]}});
     }
     row.push_back(format_bytes(static_cast<std::uint64_t>(origin)));
     row.push_back(format_bytes(static_cast<std::uint64_t>(relay)));
@@ -168,8 +173,8 @@ int cmd_demo(const Args& args) {
       "Ranks: 0 = coordinator, 1..T = trainer group, the rest = rollouts (one reading group each).\n"
       "Options");
   bool no_verify = false;
-  desc.add_options()("help,h", "show this help")(
-      "size", po::value(&c.size)->default_value(c.size), "model size (e.g. 512MiB, 1GiB)")(
+  desc.add_options()("help,h", "show this help")("size", po::value(&c.size)->default_value(c.size),
+                                                 "model size (e.g. 512MiB, 1GiB)")(
       "tensors", po::value(&c.tensors)->default_value(c.tensors), "about this many tensors")(
       "versions", po::value(&c.versions)->default_value(c.versions), "versions to publish")(
       "trainers", po::value(&c.trainers)->default_value(c.trainers), "trainer ranks (one shard each)")(

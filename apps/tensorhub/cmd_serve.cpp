@@ -22,8 +22,8 @@ int cmd_serve(const Args& args) {
       "tensorhub serve: run a standalone coordinator until SIGINT/SIGTERM.\n"
       "Example: tensorhub serve --listen 0.0.0.0:7070 &  then  TENSORHUB_HUB=$(hostname):7070 mpirun ...\n"
       "Options");
-  desc.add_options()("help,h", "show this help")(
-      "listen", po::value(&listen)->default_value(listen), "address:port to listen on (port 0 = any free port)")(
+  desc.add_options()("help,h", "show this help")("listen", po::value(&listen)->default_value(listen),
+                                                 "address:port to listen on (port 0 = any free port)")(
       "max-readers", po::value(&cfg.max_readers_per_source)->default_value(cfg.max_readers_per_source),
       "concurrent readers one source serves (K)");
   po::variables_map vm;

@@ -37,7 +37,9 @@ std::vector<TensorSpec> synthetic_model(std::uint64_t total_bytes, std::uint32_t
   const double elems = static_cast<double>(total_bytes) / 2.0;  // bf16
   auto h = static_cast<std::int64_t>(std::sqrt(elems / (16.0 * layers + 16.0)));
   h = std::max<std::int64_t>(64, h / 64 * 64);
-  const std::int64_t v = 8 * h;
+  // The vocabulary takes up what the layers leave, so the model hits the requested size.
+  const auto layer_elems = static_cast<double>(layers) * (16.0 * h * h + 2.0 * h) + h;
+  const std::int64_t v = std::max<std::int64_t>(64, static_cast<std::int64_t>((elems - layer_elems) / (2.0 * h)));
   std::vector<TensorSpec> out;
   out.push_back({"model.embed_tokens.weight", DType::kBF16, {v, h}});
   for (std::uint32_t l = 0; l < layers; ++l) {

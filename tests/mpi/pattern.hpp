@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <span>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,8 +28,8 @@ struct Buffers {
       auto* p = static_cast<std::uint64_t*>(hub.allocate(bytes));
       data.emplace_back(p, bytes / 8);
       std::fill(data.back().begin(), data.back().end(), 0);
-      tensors.push_back(host_tensor(prefix + std::to_string(t), DType::kF32,
-                                    {static_cast<std::int64_t>(bytes / 4)}, p));
+      tensors.push_back(
+          host_tensor(prefix + std::to_string(t), DType::kF32, {static_cast<std::int64_t>(bytes / 4)}, p));
     }
   }
   void fill(std::uint64_t version) {

@@ -30,9 +30,7 @@ HubOptions pooled() {
   return o;
 }
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 TEST(Hub, PublishThenPullGivesIdenticalBytes) {
   auto hub = Hub::join(MPI_COMM_WORLD, pooled());

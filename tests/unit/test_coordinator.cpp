@@ -434,7 +434,7 @@ TEST(Coordinator, RetainedVersionMayLoseAnOriginWhileARelayHoldsEveryChunk) {
   ASSERT_EQ(a.assignments.size(), 2u);
   complete_all(c, r, "m", 1, a.assignments, {0, 1});
   EXPECT_EQ(c.unpublish(p, "m", 1), 0u);
-  EXPECT_EQ(c.latest("m"), 1u);  // still readable from the relay
+  EXPECT_EQ(c.latest("m"), 1u);                     // still readable from the relay
   EXPECT_THROW(c.unpublish(r, "m", 1), UserError);  // but the relay is now the last holder
 }
 

@@ -131,9 +131,7 @@ TEST(DescribeShard, RejectsBadChunkSizes) {
   }
 }
 
-TEST(DescribeShard, RejectsAnEmptyShard) {
-  EXPECT_THROW(describe_shard(0, std::vector<Tensor>{}, kChunk), UserError);
-}
+TEST(DescribeShard, RejectsAnEmptyShard) { EXPECT_THROW(describe_shard(0, std::vector<Tensor>{}, kChunk), UserError); }
 
 TEST(DescribeShard, RejectsZeroSizeTensors) {
   auto buf = pattern(64, 3);

@@ -4,6 +4,7 @@
 // naming tensor and chunk, verify/relay switches, lost holders, deadlines, and that the engine
 // never leaves a pin behind.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +14,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "local/local_transport.hpp"
@@ -141,8 +141,7 @@ struct Reader {
 };
 
 // Pins held on the version by in-flight reads (excludes reading-group pins).
-std::uint32_t read_pins(Coordinator& c, const std::string& model, std::uint64_t version,
-                        std::uint32_t group_pins) {
+std::uint32_t read_pins(Coordinator& c, const std::string& model, std::uint64_t version, std::uint32_t group_pins) {
   for (const auto& m : c.status()) {
     for (const auto& v : m.versions) {
       if (m.model == model && v.version == version) return v.pins - group_pins;
@@ -166,7 +165,8 @@ std::uint64_t total(const std::vector<TensorDef>& a, const std::vector<TensorDef
 
 class PullEngineTest : public ::testing::Test {
  protected:
-  explicit PullEngineTest(std::uint32_t k = 2) : coord_(CoordinatorConfig{k, 64}), p0_(coord_, "pub0"), p1_(coord_, "pub1") {}
+  explicit PullEngineTest(std::uint32_t k = 2)
+      : coord_(CoordinatorConfig{k, 64}), p0_(coord_, "pub0"), p1_(coord_, "pub1") {}
 
   void publish_two_shards() {
     ASSERT_FALSE(p0_.publish(coord_, "m", 1, {"trainer", 2, 0}, kShard0).committed);

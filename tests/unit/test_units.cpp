@@ -73,7 +73,7 @@ TEST(ParseBytes, ErrorMessageQuotesTheInput) {
 }
 
 TEST(ParseBytes, OutOfRangeThrowsUserError) {
-  EXPECT_THROW(parse_bytes("2000000000GB"), UserError);          // 2e18 > limit
+  EXPECT_THROW(parse_bytes("2000000000GB"), UserError);             // 2e18 > limit
   EXPECT_THROW(parse_bytes("99999999999999999999999"), UserError);  // 1e23
   EXPECT_EQ(parse_bytes("1000000000GB"), 1000000000000000000ull);   // exactly the limit
 }

@@ -32,8 +32,8 @@ VersionState& Coordinator::version_or_throw(const std::string& model, std::uint6
   if (v == m->second.end()) {
     std::string known;
     for (const auto& [n, s] : m->second) known += (known.empty() ? "" : ", ") + std::to_string(n);
-    throw NotFoundError(vname(model, version) + " is not published (known versions: " +
-                        (known.empty() ? "none" : known) + ")");
+    throw NotFoundError(vname(model, version) +
+                        " is not published (known versions: " + (known.empty() ? "none" : known) + ")");
   }
   return v->second;
 }
@@ -107,7 +107,8 @@ std::uint32_t Coordinator::unpublish(WorkerId w, const std::string& model, std::
   Holder* h = v.find_holder(w);
   if (h == nullptr) throw NotFoundError(vname(model, version) + " is not published by this worker");
   if (!h->withdrawn && v.retained > 0 && v.sole_holder_of_some_chunk(w)) {
-    throw UserError(vname(model, version) + " is retained and this is its last holder: release() it first, "
+    throw UserError(vname(model, version) +
+                    " is retained and this is its last holder: release() it first, "
                     "or keep a copy published elsewhere");
   }
   if (!h->withdrawn) {
@@ -201,8 +202,8 @@ ResolveReply Coordinator::resolve(const ResolveRequest& r) {
   auto g = group_reads_.find(key);
   if (g != group_reads_.end()) {
     if (r.version && *r.version != g->second.version) {
-      throw UserError("reading group '" + r.group.name + "' pull #" + std::to_string(r.seq) + ": this rank asked for v" +
-                      std::to_string(*r.version) + " but the group already resolved v" +
+      throw UserError("reading group '" + r.group.name + "' pull #" + std::to_string(r.seq) +
+                      ": this rank asked for v" + std::to_string(*r.version) + " but the group already resolved v" +
                       std::to_string(g->second.version));
     }
     auto& gv = version_or_throw(r.model, g->second.version);
@@ -309,8 +310,9 @@ void Coordinator::complete(const CompleteRequest& r) {
       if (s->second.empty()) serving_.erase(s);
     }
     if (!res.ok) v.failed_pairs.insert({r.reader, res.holder});
-    if (!res.ok) log_.warn("reader " + std::to_string(r.reader) + " failed to read chunk " + std::to_string(res.chunk) +
-                           " of " + vname(r.model, r.version) + " from worker " + std::to_string(res.holder));
+    if (!res.ok)
+      log_.warn("reader " + std::to_string(r.reader) + " failed to read chunk " + std::to_string(res.chunk) + " of " +
+                vname(r.model, r.version) + " from worker " + std::to_string(res.holder));
   }
   if (!r.now_held.empty()) {
     Holder* mine = v.find_holder(r.reader);

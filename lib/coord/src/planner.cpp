@@ -12,12 +12,11 @@ Distance distance_between(const WorkerInfo& a, const WorkerInfo& b) {
   return Distance::kSameProcess;
 }
 
-std::optional<std::size_t> choose_source(std::span<const Candidate> candidates,
-                                         std::uint32_t max_readers_per_source) {
+std::optional<std::size_t> choose_source(std::span<const Candidate> candidates, std::uint32_t max_readers_per_source) {
   std::optional<std::size_t> best;
   auto key = [](const Candidate& c) {
-    return std::make_tuple(static_cast<int>(c.distance), c.serves_reader ? 0u : c.active_readers + 1, c.origin,
-                           c.depth, c.holder);
+    return std::make_tuple(static_cast<int>(c.distance), c.serves_reader ? 0u : c.active_readers + 1, c.origin, c.depth,
+                           c.holder);
   };
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const auto& c = candidates[i];

@@ -6,8 +6,8 @@
 
 namespace tensorhub::coord {
 
-VersionState::VersionState(std::string model, std::uint64_t version, std::string group,
-                           std::uint32_t group_size, std::uint64_t chunk_bytes)
+VersionState::VersionState(std::string model, std::uint64_t version, std::string group, std::uint32_t group_size,
+                           std::uint64_t chunk_bytes)
     : model_(std::move(model)),
       version_(version),
       group_(std::move(group)),

@@ -49,8 +49,6 @@ DType parse_dtype(std::string_view name) {
                   "' (expected one of f32 f16 bf16 f64 i8 u8 i16 i32 i64 bool)");
 }
 
-std::string_view memory_kind_name(MemoryKind kind) {
-  return kind == MemoryKind::kCuda ? "cuda" : "host";
-}
+std::string_view memory_kind_name(MemoryKind kind) { return kind == MemoryKind::kCuda ? "cuda" : "host"; }
 
 }  // namespace tensorhub

@@ -49,8 +49,7 @@ void check_spec(const TensorSpec& spec, std::set<std::string>& seen) {
 
 }  // namespace
 
-ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensors,
-                             std::uint64_t chunk_bytes) {
+ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensors, std::uint64_t chunk_bytes) {
   check_chunk_bytes(chunk_bytes);
   if (tensors.empty()) throw UserError("publish of a shard with no tensors");
   ShardManifest out;
@@ -60,9 +59,8 @@ ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensor
     check_spec(t.spec, seen);
     if (t.data == nullptr) throw UserError("tensor '" + t.spec.name + "' has a null data pointer");
     if (t.bytes < t.spec.bytes()) {
-      throw UserError("tensor '" + t.spec.name + "' " + describe(t.spec) + " needs " +
-                      std::to_string(t.spec.bytes()) + " bytes but its buffer has " +
-                      std::to_string(t.bytes));
+      throw UserError("tensor '" + t.spec.name + "' " + describe(t.spec) + " needs " + std::to_string(t.spec.bytes()) +
+                      " bytes but its buffer has " + std::to_string(t.bytes));
     }
     if (t.memory != MemoryKind::kHost) {
       throw UserError("tensor '" + t.spec.name + "': only host memory is supported in this build");
@@ -122,8 +120,8 @@ Manifest assemble_manifest(std::string model, std::uint64_t version, std::uint64
       const auto tensor_index = static_cast<std::uint32_t>(m.tensors.size());
       for (std::uint32_t c = 0; c < e.num_chunks; ++c) {
         const std::uint64_t off = c * chunk_bytes;
-        m.chunks.push_back(ChunkSpec{tensor_index, off, std::min(chunk_bytes, spec.bytes() - off),
-                                     shards[s].checksums[i][c]});
+        m.chunks.push_back(
+            ChunkSpec{tensor_index, off, std::min(chunk_bytes, spec.bytes() - off), shards[s].checksums[i][c]});
       }
       m.tensors.push_back(std::move(e));
     }

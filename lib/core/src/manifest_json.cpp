@@ -35,7 +35,8 @@ namespace {
 template <typename T>
 T unsigned_field(const json& j, const char* key) {
   const auto& v = j.at(key);
-  if (!v.is_number_unsigned()) throw UserError(std::string("manifest JSON: '") + key + "' must be a non-negative integer");
+  if (!v.is_number_unsigned())
+    throw UserError(std::string("manifest JSON: '") + key + "' must be a non-negative integer");
   return v.get<T>();
 }
 
@@ -62,8 +63,8 @@ Manifest manifest_from_json(std::string_view text) {
       shards[shard].tensors.push_back(std::move(spec));
       shards[shard].checksums.push_back(t.at("checksums").get<std::vector<std::uint64_t>>());
     }
-    return assemble_manifest(j.at("model").get<std::string>(), unsigned_field<std::uint64_t>(j, "version"),
-                             chunk_bytes, std::move(shards));
+    return assemble_manifest(j.at("model").get<std::string>(), unsigned_field<std::uint64_t>(j, "version"), chunk_bytes,
+                             std::move(shards));
   } catch (const json::exception& e) {
     throw UserError(std::string("malformed manifest JSON: ") + e.what());
   }

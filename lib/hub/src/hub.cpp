@@ -3,15 +3,15 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <exception>
 #include <cstdlib>
+#include <exception>
 #include <random>
 #include <thread>
 #include <utility>
 
 #include "hub_impl.hpp"
-#include "tensorhub/core/units.hpp"
 #include "tensorhub/coord/grpc_client.hpp"
+#include "tensorhub/core/units.hpp"
 
 namespace tensorhub {
 namespace {

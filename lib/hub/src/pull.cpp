@@ -75,7 +75,8 @@ PullResult Hub::Impl::pull(const std::string& model, const Version& version, std
   Reference relay;
   if (options.relay) {
     std::vector<transport::MemoryRange> mem;
-    for (const auto& t : into) mem.push_back(transport::MemoryRange{t.data, m.tensors[*m.find(t.spec.name)].spec.bytes(), t.memory});
+    for (const auto& t : into)
+      mem.push_back(transport::MemoryRange{t.data, m.tensors[*m.find(t.spec.name)].spec.bytes(), t.memory});
     relay = Reference{model, m.version, transport_->expose(mem), ranges, false};
     std::vector<std::string> regions(m.tensors.size());
     for (std::size_t i = 0; i < dests.size(); ++i) regions[dests[i].tensor] = relay.exposure->descriptors()[i];

@@ -8,10 +8,10 @@
 #include <string>
 #include <utility>
 
+#include "coalesce.hpp"
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/mpi/mpi.hpp"
 #include "tensorhub/transport/descriptor.hpp"
-#include "coalesce.hpp"
 
 namespace tensorhub::transport {
 namespace {
@@ -22,6 +22,14 @@ constexpr std::uint64_t kMaxGap = 64 * 1024;
 std::size_t max_attach_from_env() {
   const char* v = std::getenv("TENSORHUB_MPI_MAX_ATTACH");
   return v ? static_cast<std::size_t>(std::strtoul(v, nullptr, 10)) : 30;  // osc ucx allows 32
+}
+
+// TENSORHUB_MPI_PROGRESS_US: period of the progress thread's MPI_Iprobe (default 1000; 0 = no
+// thread). Open MPI's osc ucx completes an Rget only while the target calls into MPI (seen here
+// even on one host), so a holder that computes or waits on the coordinator must still progress.
+std::chrono::microseconds progress_period_from_env() {
+  const char* v = std::getenv("TENSORHUB_MPI_PROGRESS_US");
+  return std::chrono::microseconds(v ? std::strtol(v, nullptr, 10) : 1000);
 }
 
 }  // namespace
@@ -67,13 +75,20 @@ MpiRmaTransport::MpiRmaTransport(MPI_Comm comm, std::string job_tag, std::uint64
   }
   window_.lock_all();
   progress_comm_ = mpi::Comm::duplicate(comm);
-  progress_ = std::thread([this] {
-    while (!stop_progress_.load(std::memory_order_relaxed)) {
-      int flag = 0;
-      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, progress_comm_.get(), &flag, MPI_STATUS_IGNORE);
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-  });
+  const auto period = progress_period_from_env();
+  if (period.count() > 0) {
+    progress_ = std::thread([this, period] {
+      while (!stop_progress_.load(std::memory_order_relaxed)) {
+        // While this rank's own reads are in flight its main thread polls MPI anyway; a second
+        // thread in MPI then only contends for Open MPI's locks.
+        if (reads_in_flight_.load(std::memory_order_relaxed) == 0) {
+          int flag = 0;
+          MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, progress_comm_.get(), &flag, MPI_STATUS_IGNORE);
+        }
+        std::this_thread::sleep_for(period);
+      }
+    });
+  }
 }
 
 MpiRmaTransport::~MpiRmaTransport() {
@@ -104,7 +119,8 @@ int MpiRmaTransport::target_rank(std::string_view endpoint) const {
   int rank = -1;
   const auto digits = endpoint.substr(prefix_.size());
   const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
-  if (r.ec != std::errc{} || rank < 0) throw TransportError("malformed mpi_rma endpoint '" + std::string(endpoint) + "'");
+  if (r.ec != std::errc{} || rank < 0)
+    throw TransportError("malformed mpi_rma endpoint '" + std::string(endpoint) + "'");
   return rank;
 }
 
@@ -155,8 +171,10 @@ std::unique_ptr<Exposure> MpiRmaTransport::expose(std::span<const MemoryRange> r
     std::vector<std::string> descriptors;
     for (const auto& r : ranges) {
       if (!pool_->contains(r.base, r.bytes)) {
-        throw UserError("mpi_rma: memory to publish or pull into must come from Hub::allocate (this hub uses a "
-                        "registered pool of " + std::to_string(pool_->capacity()) + " bytes)");
+        throw UserError(
+            "mpi_rma: memory to publish or pull into must come from Hub::allocate (this hub uses a "
+            "registered pool of " +
+            std::to_string(pool_->capacity()) + " bytes)");
       }
       descriptors.push_back(encode_region(pool_->offset_of(r.base), r.bytes));
     }
@@ -196,15 +214,16 @@ void MpiRmaTransport::post(const ReadOp& op) {
   const auto disp = static_cast<MPI_Aint>(region.address + op.offset);
   requests_.push_back(window_.rget(op.dst, op.length, target, disp));
   tags_.push_back(op.tag);
+  reads_in_flight_.store(requests_.size(), std::memory_order_relaxed);
 }
 
 void MpiRmaTransport::poll(std::vector<Completion>& out) {
   if (requests_.empty()) return;
   indices_.resize(requests_.size());
   int count = 0;
-  mpi::check(MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &count, indices_.data(),
-                          MPI_STATUSES_IGNORE),
-             "MPI_Testsome on RMA reads");
+  mpi::check(
+      MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &count, indices_.data(), MPI_STATUSES_IGNORE),
+      "MPI_Testsome on RMA reads");
   if (count == MPI_UNDEFINED || count == 0) return;
   for (int i = 0; i < count; ++i) out.push_back(Completion{tags_[static_cast<std::size_t>(indices_[i])], true, {}});
   // Compact: MPI_Testsome sets completed requests to MPI_REQUEST_NULL.
@@ -218,6 +237,7 @@ void MpiRmaTransport::poll(std::vector<Completion>& out) {
   }
   requests_.resize(w);
   tags_.resize(w);
+  reads_in_flight_.store(requests_.size(), std::memory_order_relaxed);
 }
 
 }  // namespace tensorhub::transport

@@ -16,10 +16,10 @@
 
 #include <atomic>
 #include <map>
-#include <thread>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "pool.hpp"
@@ -69,11 +69,12 @@ class MpiRmaTransport final : public Transport {
   std::vector<MPI_Request> requests_;
   std::vector<std::uint64_t> tags_;
   std::vector<int> indices_;
-  // Drives MPI progress while this rank's own thread waits elsewhere (a holder blocked in
-  // unpublish must still serve the reads it waits for; osc components that are not truly
-  // one-sided need the target to call into MPI).
+  // Optional (TENSORHUB_MPI_PROGRESS_US > 0): drives MPI progress while this rank's thread waits elsewhere (a holder
+  // blocked in unpublish must still serve the reads it waits for; osc components that are not truly one-sided need the
+  // target to call into MPI).
   mpi::Comm progress_comm_;
   std::atomic<bool> stop_progress_{false};
+  std::atomic<std::size_t> reads_in_flight_{0};
   std::thread progress_;
 };
 

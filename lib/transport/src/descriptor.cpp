@@ -4,7 +4,6 @@
 #include <string>
 
 #include "tensorhub/core/error.hpp"
-
 #include "tensorhub/transport/transport.hpp"
 
 namespace tensorhub::transport {

@@ -77,8 +77,8 @@ class Version {
 };
 
 struct PullOptions {
-  bool verify = true;  // check each chunk's xxHash64 (always on while relaying)
-  bool relay = true;   // serve the pulled chunks to later readers
+  bool verify = true;          // check each chunk's xxHash64 (always on while relaying)
+  bool relay = true;           // serve the pulled chunks to later readers
   std::optional<Group> group;  // reading group; default: this rank alone
 };
 

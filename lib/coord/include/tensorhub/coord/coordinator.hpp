@@ -9,9 +9,9 @@
 #include <mutex>
 #include <tuple>
 
-#include "tensorhub/core/log.hpp"
 #include "tensorhub/coord/client.hpp"
 #include "tensorhub/coord/version_state.hpp"
+#include "tensorhub/core/log.hpp"
 
 namespace tensorhub::coord {
 

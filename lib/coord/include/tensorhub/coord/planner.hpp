@@ -33,7 +33,6 @@ struct Candidate {
 };
 
 // Index into `candidates` of the chosen source, or nullopt if every candidate is at its limit.
-std::optional<std::size_t> choose_source(std::span<const Candidate> candidates,
-                                         std::uint32_t max_readers_per_source);
+std::optional<std::size_t> choose_source(std::span<const Candidate> candidates, std::uint32_t max_readers_per_source);
 
 }  // namespace tensorhub::coord

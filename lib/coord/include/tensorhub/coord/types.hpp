@@ -20,9 +20,9 @@ struct WorkerInfo {
   std::string endpoint;   // Transport::endpoint()
   std::string transport;  // "mpi_rma", "local", ...
   std::string host;
-  std::string rack;       // TENSORHUB_RACK, may be empty
-  std::string dc;         // TENSORHUB_DC, may be empty
-  std::int32_t rank = -1; // rank in the job communicator, -1 if none
+  std::string rack;        // TENSORHUB_RACK, may be empty
+  std::string dc;          // TENSORHUB_DC, may be empty
+  std::int32_t rank = -1;  // rank in the job communicator, -1 if none
 };
 
 // The model-parallel group a call is made on behalf of: `size` ranks, this is `rank`.
@@ -53,7 +53,7 @@ struct ResolveRequest {
   std::string model;
   std::optional<std::uint64_t> version;  // nullopt = latest
   Group group;
-  std::uint64_t seq = 0;                 // the group's pull counter; same on all its ranks
+  std::uint64_t seq = 0;  // the group's pull counter; same on all its ranks
 };
 
 struct ResolveReply {
@@ -102,8 +102,8 @@ struct CompleteRequest {
   WorkerId reader = 0;
   std::string model;
   std::uint64_t version = 0;
-  std::vector<ChunkResult> results;      // releases these assignments' pins
-  std::vector<std::uint32_t> now_held;   // verified chunks the reader now serves (relay)
+  std::vector<ChunkResult> results;     // releases these assignments' pins
+  std::vector<std::uint32_t> now_held;  // verified chunks the reader now serves (relay)
 };
 
 struct FinishRequest {

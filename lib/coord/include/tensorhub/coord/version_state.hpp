@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <map>
 #include <set>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tensorhub/coord/types.hpp"
@@ -21,13 +21,13 @@ namespace tensorhub::coord {
 
 struct Holder {
   WorkerId worker = 0;
-  bool origin = false;     // publisher of a shard (not a relaying reader)
-  bool withdrawn = false;  // unpublished: no new reads, waiting for pins to drain
-  std::uint32_t depth = 0; // 0 origin, n = read from a depth n-1 holder
-  std::vector<std::string> regions;   // per manifest tensor; empty = not held
-  std::vector<std::uint8_t> have;     // per manifest chunk
-  std::uint32_t pins = 0;             // reads in flight from this holder
-  std::uint64_t withdrawn_ticket = 0; // reads resolved before this ticket may still use it
+  bool origin = false;                 // publisher of a shard (not a relaying reader)
+  bool withdrawn = false;              // unpublished: no new reads, waiting for pins to drain
+  std::uint32_t depth = 0;             // 0 origin, n = read from a depth n-1 holder
+  std::vector<std::string> regions;    // per manifest tensor; empty = not held
+  std::vector<std::uint8_t> have;      // per manifest chunk
+  std::uint32_t pins = 0;              // reads in flight from this holder
+  std::uint64_t withdrawn_ticket = 0;  // reads resolved before this ticket may still use it
   std::uint64_t chunks_held = 0;
 };
 

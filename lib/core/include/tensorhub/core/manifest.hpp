@@ -20,10 +20,10 @@ namespace tensorhub {
 constexpr std::uint64_t kDefaultChunkBytes = 4ull << 20;
 
 struct ChunkSpec {
-  std::uint32_t tensor = 0;     // index into Manifest::tensors
-  std::uint64_t offset = 0;     // byte offset inside the tensor
-  std::uint64_t length = 0;     // bytes
-  std::uint64_t checksum = 0;   // xxHash64 of the bytes
+  std::uint32_t tensor = 0;    // index into Manifest::tensors
+  std::uint64_t offset = 0;    // byte offset inside the tensor
+  std::uint64_t length = 0;    // bytes
+  std::uint64_t checksum = 0;  // xxHash64 of the bytes
   bool operator==(const ChunkSpec&) const = default;
 };
 
@@ -61,8 +61,7 @@ std::uint32_t chunk_count(std::uint64_t bytes, std::uint64_t chunk_bytes);
 // Checks a shard's tensors for publishing (non-empty unique names, non-zero sizes, buffers
 // large enough, chunk size sane) and computes per-chunk checksums of host memory.
 // Throws UserError naming the offending tensor.
-ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensors,
-                             std::uint64_t chunk_bytes);
+ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensors, std::uint64_t chunk_bytes);
 
 // Validates shard-level structure without touching memory (used by the coordinator on input
 // from the wire). Throws UserError.

@@ -28,10 +28,10 @@ struct Destination {
 };
 
 struct EngineOptions {
-  bool verify = true;                 // check every chunk's xxHash64
-  bool relay = true;                  // report chunks as held (caller has offered the buffers)
-  std::uint32_t inflight = 8;         // reads in flight
-  std::uint32_t acquire_window = 64;  // chunk ids sent per acquire call
+  bool verify = true;                          // check every chunk's xxHash64
+  bool relay = true;                           // report chunks as held (caller has offered the buffers)
+  std::uint32_t inflight = 8;                  // reads in flight
+  std::uint32_t acquire_window = 64;           // chunk ids sent per acquire call
   std::chrono::milliseconds deadline{120000};  // whole pull
 };
 

@@ -39,7 +39,7 @@ struct ReadOp {
   std::uint64_t offset = 0;
   void* dst = nullptr;
   std::uint64_t length = 0;
-  std::uint64_t tag = 0;   // returned in the Completion
+  std::uint64_t tag = 0;  // returned in the Completion
 };
 
 struct Completion {
