@@ -10,6 +10,7 @@
 
 #include "coalesce.hpp"
 #include "tensorhub/core/error.hpp"
+#include "tensorhub/core/log.hpp"
 #include "tensorhub/mpi/mpi.hpp"
 #include "tensorhub/transport/descriptor.hpp"
 
@@ -30,6 +31,20 @@ std::size_t max_attach_from_env() {
 std::chrono::microseconds progress_period_from_env() {
   const char* v = std::getenv("TENSORHUB_MPI_PROGRESS_US");
   return std::chrono::microseconds(v ? std::strtol(v, nullptr, 10) : 1000);
+}
+
+// Open MPI before 5.0 mishandles dynamic windows with non-uniform attach/detach (README).
+void warn_if_dynamic_windows_are_unreliable(int rank) {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  if (rank != 0 || MPI_Get_library_version(version, &len) != MPI_SUCCESS) return;
+  const std::string v(version, static_cast<std::size_t>(len));
+  if (v.find("Open MPI v4.") != std::string::npos || v.find("Open MPI v3.") != std::string::npos) {
+    Logger("mpi_rma").warn(
+        "dynamic MPI window on " + v.substr(0, v.find(',')) +
+        ": attach/detach from several ranks is unreliable in this Open MPI; set HubOptions::pool_bytes "
+        "(or TENSORHUB_POOL_BYTES) and allocate tensors with Hub::allocate");
+  }
 }
 
 }  // namespace
@@ -72,6 +87,7 @@ MpiRmaTransport::MpiRmaTransport(MPI_Comm comm, std::string job_tag, std::uint64
     pool_.emplace(base, pool_bytes);
   } else {
     window_ = mpi::Window::create_dynamic(comm);
+    warn_if_dynamic_windows_are_unreliable(rank);
   }
   window_.lock_all();
   progress_comm_ = mpi::Comm::duplicate(comm);
