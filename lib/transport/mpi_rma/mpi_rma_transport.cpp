@@ -91,7 +91,17 @@ MpiRmaTransport::MpiRmaTransport(MPI_Comm comm, std::string job_tag, std::uint64
   }
   window_.lock_all();
   progress_comm_ = mpi::Comm::duplicate(comm);
-  const auto period = progress_period_from_env();
+  auto period = progress_period_from_env();
+  int level = MPI_THREAD_SINGLE;
+  mpi::check(MPI_Query_thread(&level), "MPI_Query_thread");
+  if (period.count() > 0 && level < MPI_THREAD_MULTIPLE) {
+    if (rank == 0) {
+      Logger("mpi_rma").warn(
+          "MPI was initialised without MPI_THREAD_MULTIPLE: no progress thread, so reads of this "
+          "rank's memory progress only while it calls MPI (initialise with MPI_THREAD_MULTIPLE)");
+    }
+    period = std::chrono::microseconds(0);
+  }
   if (period.count() > 0) {
     progress_ = std::thread([this, period] {
       while (!stop_progress_.load(std::memory_order_relaxed)) {
