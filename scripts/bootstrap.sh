@@ -10,7 +10,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libopenmpi-dev openmpi-bin libucx-dev
   libhwloc-dev hwloc
-  libhdf5-openmpi-dev
+  libhdf5-openmpi-dev hdf5-tools python3-h5py python3-numpy
   libboost-program-options-dev
   libgtest-dev libgmock-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "options.hpp"
 #include "report.hpp"
 #include "tensorhub/core/units.hpp"
 #include "tensorhub/hub.hpp"
@@ -234,7 +235,7 @@ int cmd_bench(const Args& args) {
       "tensorhub bench p2p: pull bandwidth of one reader, against memcpy and raw MPI_Get.\n"
       "Example: mpirun -n 2 --oversubscribe --mca osc ucx tensorhub bench p2p -b 64MiB -e 1GiB -f 4 -n 5\n"
       "Prints a table and one JSON line. Options");
-  desc.add_options()("help,h", "show this help")("begin,b", po::value(&c.begin)->default_value(c.begin),
+  desc.add_options()("begin,b", po::value(&c.begin)->default_value(c.begin),
                                                  "smallest size")("end,e", po::value(&c.end)->default_value(c.end),
                                                                   "largest size")(
       "factor,f", po::value(&c.factor)->default_value(c.factor), "size multiplier between steps")(
@@ -247,12 +248,7 @@ int cmd_bench(const Args& args) {
       "also measure MPI_Rget on an MPI_Win_create_dynamic window (crashes at random with Open MPI 4.1.4 "
       "osc ucx; see README)");
   po::variables_map vm;
-  po::store(po::command_line_parser(Args(args.begin() + 1, args.end())).options(desc).run(), vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options("bench", desc, Args(args.begin() + 1, args.end()), vm)) return 0;
   if (c.iters == 0 || c.factor < 2) throw UserError("-n must be >= 1 and -f >= 2");
   return run_mpi_command("bench", [&](int rank) { return run_p2p(c, rank); });
 }

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "options.hpp"
 #include "report.hpp"
 #include "synthetic.hpp"
 #include "tensorhub/core/units.hpp"
@@ -173,7 +174,7 @@ int cmd_demo(const Args& args) {
       "Ranks: 0 = coordinator, 1..T = trainer group, the rest = rollouts (one reading group each).\n"
       "Options");
   bool no_verify = false;
-  desc.add_options()("help,h", "show this help")("size", po::value(&c.size)->default_value(c.size),
+  desc.add_options()("size", po::value(&c.size)->default_value(c.size),
                                                  "model size (e.g. 512MiB, 1GiB)")(
       "tensors", po::value(&c.tensors)->default_value(c.tensors), "about this many tensors")(
       "versions", po::value(&c.versions)->default_value(c.versions), "versions to publish")(
@@ -183,12 +184,7 @@ int cmd_demo(const Args& args) {
       "no-verify", po::bool_switch(&no_verify), "skip checksum verification (relays still verify)")(
       "json", po::value(&c.json), "also write the results as JSON to this file");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options("demo", desc, args, vm)) return 0;
   c.verify = !no_verify;
   parse_bytes(c.size);  // bad values fail here, before MPI starts
   parse_bytes(c.chunk);

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "options.hpp"
 #include "tensorhub/coord/coordinator.hpp"
 #include "tensorhub/coord/grpc_server.hpp"
 
@@ -22,17 +23,12 @@ int cmd_serve(const Args& args) {
       "tensorhub serve: run a standalone coordinator until SIGINT/SIGTERM.\n"
       "Example: tensorhub serve --listen 0.0.0.0:7070 &  then  TENSORHUB_HUB=$(hostname):7070 mpirun ...\n"
       "Options");
-  desc.add_options()("help,h", "show this help")("listen", po::value(&listen)->default_value(listen),
+  desc.add_options()("listen", po::value(&listen)->default_value(listen),
                                                  "address:port to listen on (port 0 = any free port)")(
       "max-readers", po::value(&cfg.max_readers_per_source)->default_value(cfg.max_readers_per_source),
       "concurrent readers one source serves (K)");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options("serve", desc, args, vm)) return 0;
 
   // Block the stop signals in every thread (gRPC's included), then wait for one here.
   sigset_t stop;

@@ -12,5 +12,13 @@ using Args = std::vector<std::string>;
 int cmd_demo(const Args& args);
 int cmd_bench(const Args& args);
 int cmd_serve(const Args& args);
+int cmd_probe(const Args& args);
+int cmd_publish(const Args& args);
+int cmd_pull(const Args& args);
+int cmd_status(const Args& args);
+int cmd_recover(const Args& args);
+int cmd_snapshot(const Args& args);
+int cmd_snapshot_save(const Args& args);  // `snapshot save`, in cmd_pull.cpp
+int cmd_snapshot_load(const Args& args);  // `snapshot load`, in cmd_publish.cpp
 
 }  // namespace tensorhub::cli

@@ -20,12 +20,20 @@ TensorHub moves LLM weight versions from trainers to rollout workers by referenc
 publishers register their memory, readers pull straight from whoever holds a version.
 
 commands:
-  demo     trainer + rollout ranks in one MPI job: publish, pull, verify, print a table
-           (mpirun -n 6 --mca osc ucx tensorhub demo)
-  bench    benchmarks; `bench p2p`: one reader's pull bandwidth vs memcpy and raw MPI_Get
-           (mpirun -n 2 --mca osc ucx tensorhub bench p2p)
-  serve    run a standalone coordinator (tensorhub serve --listen 0.0.0.0:7070)
-  version  print the version
+  serve     run a standalone coordinator: tensorhub serve --listen 0.0.0.0:7070
+  publish   publish versions (synthetic weights or a snapshot) from this job's ranks
+            mpirun -n 1 tensorhub publish --synthetic 1GiB --versions 5 --interval 2 : -n 3 tensorhub pull --follow 5
+  pull      pull a version (or follow the latest), verified; --out writes an HDF5 snapshot
+  snapshot  save | load | verify | inspect HDF5 snapshots (tensorhub snapshot --help)
+  status    models, versions, holders, pins, retention: tensorhub status --hub HOST:PORT
+  recover   re-seed versions that lost their holders from snapshots: tensorhub recover --snapshot-dir DIR
+  demo      trainer + rollout ranks in one MPI job: publish, pull, verify, print a table
+            (mpirun -n 6 --mca osc ucx tensorhub demo)
+  bench     benchmarks; `bench p2p`: one reader's pull bandwidth vs memcpy and raw MPI_Get
+            (mpirun -n 2 --mca osc ucx tensorhub bench p2p)
+  probe     this node's GPUs, NICs, NUMA and PCI affinity; under mpirun also the MPI_Get matrix
+            (tensorhub probe; mpirun -n 4 --mca osc ucx tensorhub probe --out topo.json)
+  version   print the version
 
 Run `tensorhub <command> --help` for the options of a command.
 Exit codes: 0 ok, 1 internal error, 2 bad input, 3 not found, 4 transport/timeout, 5 checksum.
@@ -45,6 +53,12 @@ int main(int argc, char** argv) {
     if (cmd == "demo") return tensorhub::cli::cmd_demo(args);
     if (cmd == "bench") return tensorhub::cli::cmd_bench(args);
     if (cmd == "serve") return tensorhub::cli::cmd_serve(args);
+    if (cmd == "probe") return tensorhub::cli::cmd_probe(args);
+    if (cmd == "publish") return tensorhub::cli::cmd_publish(args);
+    if (cmd == "pull") return tensorhub::cli::cmd_pull(args);
+    if (cmd == "snapshot") return tensorhub::cli::cmd_snapshot(args);
+    if (cmd == "status") return tensorhub::cli::cmd_status(args);
+    if (cmd == "recover") return tensorhub::cli::cmd_recover(args);
     if (cmd == "version" || cmd == "--version") {
       std::printf("tensorhub %s\n", TENSORHUB_VERSION);
       return 0;

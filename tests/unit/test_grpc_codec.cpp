@@ -204,8 +204,12 @@ TEST(GrpcCodec, ResolveRoundTrips) {
     EXPECT_EQ(back.seq, request.seq);
   }
 
-  const ResolveReply reply{sample_manifest()};
+  const ResolveReply reply{sample_manifest(), ""};
   EXPECT_EQ(round_trip(reply).manifest, reply.manifest);
+  EXPECT_EQ(round_trip(reply).snapshot, "");
+  const ResolveReply backed{sample_manifest(), "/snapshots/llama/v7.h5"};
+  EXPECT_EQ(round_trip(backed).snapshot, backed.snapshot);
+  EXPECT_EQ(round_trip(backed).manifest, backed.manifest);
   EXPECT_THROW(from_proto(pb::ResolveReply{}), UserError);  // no manifest
 }
 
@@ -273,10 +277,11 @@ TEST(GrpcCodec, FinishRoundTrips) {
 }
 
 TEST(GrpcCodec, StatusRoundTrips) {
+  VersionStatus backed{1, true, true, 2, 3, 1, 4, 1ull << 40, "/snap/a/v1.h5", {}};
+  backed.holder_list = {HolderStatus{7, "node-3", 5, true, false, 2, 10, 12},
+                        HolderStatus{9, "", -1, false, true, 0, 0, 12}};
   const std::vector<ModelStatus> models{
-      ModelStatus{
-          "a", {VersionStatus{1, true, true, 2, 3, 1, 4, 1ull << 40}, VersionStatus{2, false, false, 0, 1, 1, 0, 5}}},
-      ModelStatus{"b", {}}};
+      ModelStatus{"a", {backed, VersionStatus{2, false, false, 0, 1, 1, 0, 5, "", {}}}}, ModelStatus{"b", {}}};
   const auto back = from_proto(over_wire(to_proto(models)));
   ASSERT_EQ(back.size(), models.size());
   for (std::size_t m = 0; m < models.size(); ++m) {
@@ -293,8 +298,42 @@ TEST(GrpcCodec, StatusRoundTrips) {
       EXPECT_EQ(a.origin_holders, b.origin_holders);
       EXPECT_EQ(a.pins, b.pins);
       EXPECT_EQ(a.bytes, b.bytes);
+      EXPECT_EQ(a.snapshot, b.snapshot);
+      ASSERT_EQ(a.holder_list.size(), b.holder_list.size());
+      for (std::size_t h = 0; h < a.holder_list.size(); ++h) {
+        const auto& x = a.holder_list[h];
+        const auto& y = b.holder_list[h];
+        EXPECT_EQ(x.worker, y.worker);
+        EXPECT_EQ(x.host, y.host);
+        EXPECT_EQ(x.rank, y.rank);
+        EXPECT_EQ(x.origin, y.origin);
+        EXPECT_EQ(x.withdrawn, y.withdrawn);
+        EXPECT_EQ(x.pins, y.pins);
+        EXPECT_EQ(x.chunks_held, y.chunks_held);
+        EXPECT_EQ(x.chunks_total, y.chunks_total);
+      }
     }
   }
+}
+
+TEST(GrpcCodec, AttachSnapshotRoundTripsAndNeedsAManifest) {
+  const auto m = sample_manifest();
+  const auto [path, back] = from_proto(over_wire(codec::attach_to_proto("/snap/llama/v7.h5", m)));
+  EXPECT_EQ(path, "/snap/llama/v7.h5");
+  EXPECT_EQ(back, m);
+  EXPECT_THROW(from_proto(pb::AttachSnapshotRequest{}), UserError);
+}
+
+TEST(GrpcCodec, OffloadLeaseRoundTripsAndRejectsUnknownStates) {
+  for (const auto state : {OffloadState::kWrite, OffloadState::kWait, OffloadState::kDone}) {
+    const auto back = round_trip(OffloadLease{state, 12345678901ull});
+    EXPECT_EQ(back.state, state);
+    EXPECT_EQ(back.holder, 12345678901ull);
+  }
+  EXPECT_THROW(from_proto(pb::BeginOffloadReply{}), UserError);  // unset state
+  pb::BeginOffloadReply future;
+  future.set_state(static_cast<pb::OffloadState>(17));
+  EXPECT_THROW(from_proto(over_wire(future)), UserError);
 }
 
 TEST(GrpcCodec, TimeoutsAreClampedNotWrapped) {

@@ -25,6 +25,7 @@ void maybe_throw(const std::string& model) {
   if (model == "transport") throw TransportError("net down");
   if (model == "timeout") throw TimeoutError("too slow");
   if (model == "std") throw std::runtime_error("std thing");
+  if (model == "offload") throw OffloadRequired("last holder of a retained version");
 }
 
 class Fake final : public Client {
@@ -74,7 +75,7 @@ class Fake final : public Client {
     s.shard = 0;
     s.tensors = {TensorSpec{"w", DType::kF32, {1024}}};
     s.checksums = {{7}};
-    return {assemble_manifest(r.model, r.version.value_or(99), 4096, {s})};
+    return {assemble_manifest(r.model, r.version.value_or(99), 4096, {s}), "/snap/" + r.model};
   }
   void offer_relay(const RelayOffer& offer) override { last_offer = offer; }
   AcquireReply acquire(const AcquireRequest& r) override {
@@ -87,7 +88,22 @@ class Fake final : public Client {
   void complete(const CompleteRequest& r) override { last_complete = r; }
   void finish(const FinishRequest& r) override { maybe_throw(r.model); }
   std::vector<ModelStatus> status() override {
-    return {ModelStatus{"m", {VersionStatus{1, true, true, 0, 1, 1, 0, 4096}}}};
+    VersionStatus v{1, true, true, 0, 1, 1, 0, 4096, "/snap/m/v1.h5", {}};
+    v.holder_list = {HolderStatus{3, "h", 2, true, false, 1, 4, 4}};
+    return {ModelStatus{"m", {v}}};
+  }
+  void attach_snapshot(const std::string& path, const Manifest& manifest) override {
+    maybe_throw(manifest.model);
+    last_attach_path = path;
+    last_attach = manifest;
+  }
+  OffloadLease begin_offload(WorkerId worker, const std::string& model, std::uint64_t) override {
+    maybe_throw(model);
+    return {OffloadState::kWait, worker + 1};
+  }
+  void end_offload(WorkerId worker, const std::string& model, std::uint64_t) override {
+    maybe_throw(model);
+    last_worker = worker;
   }
 
   void set_version(std::uint64_t v) {
@@ -109,6 +125,8 @@ class Fake final : public Client {
   ResolveRequest last_resolve;
   RelayOffer last_offer;
   CompleteRequest last_complete;
+  std::string last_attach_path;
+  Manifest last_attach;
 };
 
 TEST(GrpcE2E, AllCalls) {
@@ -148,6 +166,7 @@ TEST(GrpcE2E, AllCalls) {
   rr.version = 0;
   auto rep = client.resolve(rr);
   EXPECT_EQ(rep.manifest.version, 0u);
+  EXPECT_EQ(rep.snapshot, "/snap/m");
   EXPECT_EQ(fake.last_resolve.version, std::optional<std::uint64_t>(0));
   rr.version.reset();
   EXPECT_EQ(client.resolve(rr).manifest.version, 99u);
@@ -161,7 +180,23 @@ TEST(GrpcE2E, AllCalls) {
   client.complete(CompleteRequest{1, "m", 2, {ChunkResult{4, 1, false}}, {4}});
   EXPECT_FALSE(fake.last_complete.results.at(0).ok);
   client.finish(FinishRequest{1, "m", 2, {}, 0});
-  EXPECT_EQ(client.status().at(0).versions.at(0).bytes, 4096u);
+  const auto st = client.status().at(0).versions.at(0);
+  EXPECT_EQ(st.bytes, 4096u);
+  EXPECT_EQ(st.snapshot, "/snap/m/v1.h5");
+  ASSERT_EQ(st.holder_list.size(), 1u);
+  EXPECT_EQ(st.holder_list[0].host, "h");
+  EXPECT_EQ(st.holder_list[0].rank, 2);
+  EXPECT_EQ(st.holder_list[0].chunks_total, 4u);
+
+  const auto manifest = rep.manifest;
+  client.attach_snapshot("/snap/m/v0.h5", manifest);
+  EXPECT_EQ(fake.last_attach_path, "/snap/m/v0.h5");
+  EXPECT_EQ(fake.last_attach, manifest);
+  const auto lease = client.begin_offload(6, "m", 1);
+  EXPECT_EQ(lease.state, OffloadState::kWait);
+  EXPECT_EQ(lease.holder, 7u);
+  client.end_offload(8, "m", 1);
+  EXPECT_EQ(fake.last_worker, 8u);
 }
 
 TEST(GrpcE2E, ErrorMapping) {
@@ -177,6 +212,21 @@ TEST(GrpcE2E, ErrorMapping) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("Retain: bad user"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("coordinator localhost:"), std::string::npos) << e.what();
+  }
+  // OffloadRequired keeps its type across the wire (and is still a UserError).
+  EXPECT_THROW(client.unpublish(1, "offload", 1), OffloadRequired);
+  EXPECT_THROW(client.retain("offload", 1), UserError);
+  try {
+    client.begin_offload(1, "offload", 1);
+    FAIL();
+  } catch (const OffloadRequired& e) {
+    EXPECT_NE(std::string(e.what()).find("last holder of a retained version"), std::string::npos) << e.what();
+  }
+  try {
+    client.retain("user", 1);
+  } catch (const OffloadRequired&) {
+    FAIL() << "a plain UserError must not come back as OffloadRequired";
+  } catch (const UserError&) {
   }
   EXPECT_THROW(client.retain("bug", 1), ContractViolation);
   EXPECT_THROW(client.retain("std", 1), ContractViolation);

@@ -51,8 +51,10 @@ struct GrpcClient::Impl {
   [[noreturn]] void throw_status(const char* rpc, const grpc::Status& status) const {
     std::string what = context(rpc) + status.error_message();
     switch (status.error_code()) {
-      case grpc::StatusCode::INVALID_ARGUMENT:
       case grpc::StatusCode::FAILED_PRECONDITION:
+        if (status.error_details() == codec::kOffloadRequiredDetail) throw OffloadRequired(what);
+        throw UserError(what);
+      case grpc::StatusCode::INVALID_ARGUMENT:
         throw UserError(what);
       case grpc::StatusCode::NOT_FOUND:
         throw NotFoundError(what);
@@ -190,6 +192,27 @@ void GrpcClient::finish(const FinishRequest& request) {
 std::vector<ModelStatus> GrpcClient::status() {
   const auto rep = impl_->call("Status", &Stub::Status, pb::StatusRequest{});
   return impl_->decode("Status", [&] { return codec::from_proto(rep); });
+}
+
+void GrpcClient::attach_snapshot(const std::string& path, const Manifest& manifest) {
+  impl_->call("AttachSnapshot", &Stub::AttachSnapshot, codec::attach_to_proto(path, manifest));
+}
+
+OffloadLease GrpcClient::begin_offload(WorkerId worker, const std::string& model, std::uint64_t version) {
+  pb::BeginOffloadRequest req;
+  req.set_worker(worker);
+  req.set_model(model);
+  req.set_version(version);
+  const auto rep = impl_->call("BeginOffload", &Stub::BeginOffload, req);
+  return impl_->decode("BeginOffload", [&] { return codec::from_proto(rep); });
+}
+
+void GrpcClient::end_offload(WorkerId worker, const std::string& model, std::uint64_t version) {
+  pb::EndOffloadRequest req;
+  req.set_worker(worker);
+  req.set_model(model);
+  req.set_version(version);
+  impl_->call("EndOffload", &Stub::EndOffload, req);
 }
 
 }  // namespace tensorhub::coord

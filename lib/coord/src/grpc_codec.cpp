@@ -302,12 +302,13 @@ ResolveRequest from_proto(const pb::ResolveRequest& request) {
 pb::ResolveReply to_proto(const ResolveReply& reply) {
   pb::ResolveReply out;
   *out.mutable_manifest() = to_proto(reply.manifest);
+  out.set_snapshot(reply.snapshot);
   return out;
 }
 
 ResolveReply from_proto(const pb::ResolveReply& reply) {
   if (!reply.has_manifest()) malformed("resolve reply without a manifest");
-  return ResolveReply{from_proto(reply.manifest())};
+  return ResolveReply{from_proto(reply.manifest()), reply.snapshot()};
 }
 
 pb::RelayOffer to_proto(const RelayOffer& offer) {
@@ -438,6 +439,32 @@ FinishRequest from_proto(const pb::FinishRequest& request) {
   return out;
 }
 
+pb::HolderStatus to_proto(const HolderStatus& status) {
+  pb::HolderStatus out;
+  out.set_worker(status.worker);
+  out.set_host(status.host);
+  out.set_rank(status.rank);
+  out.set_origin(status.origin);
+  out.set_withdrawn(status.withdrawn);
+  out.set_pins(status.pins);
+  out.set_chunks_held(status.chunks_held);
+  out.set_chunks_total(status.chunks_total);
+  return out;
+}
+
+HolderStatus from_proto(const pb::HolderStatus& status) {
+  HolderStatus out;
+  out.worker = status.worker();
+  out.host = status.host();
+  out.rank = status.rank();
+  out.origin = status.origin();
+  out.withdrawn = status.withdrawn();
+  out.pins = status.pins();
+  out.chunks_held = status.chunks_held();
+  out.chunks_total = status.chunks_total();
+  return out;
+}
+
 pb::VersionStatus to_proto(const VersionStatus& status) {
   pb::VersionStatus out;
   out.set_version(status.version);
@@ -448,6 +475,9 @@ pb::VersionStatus to_proto(const VersionStatus& status) {
   out.set_origin_holders(status.origin_holders);
   out.set_pins(status.pins);
   out.set_bytes(status.bytes);
+  out.set_snapshot(status.snapshot);
+  out.mutable_holder_list()->Reserve(static_cast<int>(status.holder_list.size()));
+  for (const auto& h : status.holder_list) *out.add_holder_list() = to_proto(h);
   return out;
 }
 
@@ -461,6 +491,9 @@ VersionStatus from_proto(const pb::VersionStatus& status) {
   out.origin_holders = status.origin_holders();
   out.pins = status.pins();
   out.bytes = status.bytes();
+  out.snapshot = status.snapshot();
+  out.holder_list.reserve(static_cast<std::size_t>(status.holder_list_size()));
+  for (const auto& h : status.holder_list()) out.holder_list.push_back(from_proto(h));
   return out;
 }
 
@@ -490,6 +523,54 @@ std::vector<ModelStatus> from_proto(const pb::StatusReply& reply) {
   out.reserve(static_cast<std::size_t>(reply.models_size()));
   for (const auto& m : reply.models()) out.push_back(from_proto(m));
   return out;
+}
+
+pb::AttachSnapshotRequest attach_to_proto(const std::string& path, const Manifest& manifest) {
+  pb::AttachSnapshotRequest out;
+  out.set_path(path);
+  *out.mutable_manifest() = to_proto(manifest);
+  return out;
+}
+
+std::pair<std::string, Manifest> from_proto(const pb::AttachSnapshotRequest& request) {
+  if (!request.has_manifest()) malformed("attach_snapshot request without a manifest");
+  return {request.path(), from_proto(request.manifest())};
+}
+
+pb::BeginOffloadReply to_proto(const OffloadLease& lease) {
+  pb::BeginOffloadReply out;
+  switch (lease.state) {
+    case OffloadState::kWrite:
+      out.set_state(pb::OFFLOAD_STATE_WRITE);
+      break;
+    case OffloadState::kWait:
+      out.set_state(pb::OFFLOAD_STATE_WAIT);
+      break;
+    case OffloadState::kDone:
+      out.set_state(pb::OFFLOAD_STATE_DONE);
+      break;
+  }
+  out.set_holder(lease.holder);
+  return out;
+}
+
+OffloadLease from_proto(const pb::BeginOffloadReply& reply) {
+  OffloadLease out;
+  out.holder = reply.holder();
+  switch (reply.state()) {
+    case pb::OFFLOAD_STATE_WRITE:
+      out.state = OffloadState::kWrite;
+      return out;
+    case pb::OFFLOAD_STATE_WAIT:
+      out.state = OffloadState::kWait;
+      return out;
+    case pb::OFFLOAD_STATE_DONE:
+      out.state = OffloadState::kDone;
+      return out;
+    default:
+      break;
+  }
+  malformed("unknown offload state " + std::to_string(static_cast<int>(reply.state())));
 }
 
 std::uint64_t timeout_to_proto(std::chrono::milliseconds timeout) {

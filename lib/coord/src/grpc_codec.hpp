@@ -12,6 +12,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "tensorhub.pb.h"
@@ -81,6 +83,9 @@ CompleteRequest from_proto(const pb::CompleteRequest& request);
 pb::FinishRequest to_proto(const FinishRequest& request);
 FinishRequest from_proto(const pb::FinishRequest& request);
 
+pb::HolderStatus to_proto(const HolderStatus& status);
+HolderStatus from_proto(const pb::HolderStatus& status);
+
 pb::VersionStatus to_proto(const VersionStatus& status);
 VersionStatus from_proto(const pb::VersionStatus& status);
 
@@ -90,10 +95,20 @@ ModelStatus from_proto(const pb::ModelStatus& status);
 pb::StatusReply to_proto(const std::vector<ModelStatus>& models);
 std::vector<ModelStatus> from_proto(const pb::StatusReply& reply);
 
+pb::AttachSnapshotRequest attach_to_proto(const std::string& path, const Manifest& manifest);
+// Rejects a request without a manifest (UserError).
+std::pair<std::string, Manifest> from_proto(const pb::AttachSnapshotRequest& request);
+
+pb::BeginOffloadReply to_proto(const OffloadLease& lease);
+OffloadLease from_proto(const pb::BeginOffloadReply& reply);
+
 // Timeouts travel as uint64 milliseconds: negative durations become 0.
 std::uint64_t timeout_to_proto(std::chrono::milliseconds timeout);
 // Clamped to kMaxWireTimeout so that `now + timeout` cannot overflow on the receiving side.
 std::chrono::milliseconds timeout_from_proto(std::uint64_t timeout_ms);
+
+// error_details of the FAILED_PRECONDITION status that carries tensorhub::OffloadRequired.
+inline constexpr const char* kOffloadRequiredDetail = "tensorhub.OffloadRequired";
 
 // The longest wait accepted from the wire (30 days; longer waits are clamped, not rejected).
 inline constexpr std::chrono::milliseconds kMaxWireTimeout{30LL * 24 * 3600 * 1000};

@@ -113,6 +113,24 @@ class Service final : public pb::Coordinator::Service {
     return guarded("Status", [&] { *rep = codec::to_proto(backend_.status()); });
   }
 
+  grpc::Status AttachSnapshot(grpc::ServerContext*, const pb::AttachSnapshotRequest* req,
+                              pb::AttachSnapshotReply*) override {
+    return guarded("AttachSnapshot", [&] {
+      const auto [path, manifest] = codec::from_proto(*req);
+      backend_.attach_snapshot(path, manifest);
+    });
+  }
+
+  grpc::Status BeginOffload(grpc::ServerContext*, const pb::BeginOffloadRequest* req,
+                            pb::BeginOffloadReply* rep) override {
+    return guarded("BeginOffload",
+                   [&] { *rep = codec::to_proto(backend_.begin_offload(req->worker(), req->model(), req->version())); });
+  }
+
+  grpc::Status EndOffload(grpc::ServerContext*, const pb::EndOffloadRequest* req, pb::EndOffloadReply*) override {
+    return guarded("EndOffload", [&] { backend_.end_offload(req->worker(), req->model(), req->version()); });
+  }
+
  private:
   // Runs `body`, mapping the error taxonomy onto status codes (GrpcClient inverts this).
   template <class Body>
@@ -122,6 +140,8 @@ class Service final : public pb::Coordinator::Service {
       return grpc::Status::OK;
     } catch (const NotFoundError& e) {
       return {grpc::StatusCode::NOT_FOUND, e.what()};
+    } catch (const OffloadRequired& e) {
+      return {grpc::StatusCode::FAILED_PRECONDITION, e.what(), codec::kOffloadRequiredDetail};
     } catch (const UserError& e) {
       return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
     } catch (const TimeoutError& e) {

@@ -14,6 +14,14 @@ VersionState::VersionState(std::string model, std::uint64_t version, std::string
       group_size_(group_size),
       chunk_bytes_(chunk_bytes) {}
 
+VersionState::VersionState(Manifest manifest)
+    : model_(manifest.model),
+      version_(manifest.version),
+      group_size_(manifest.num_shards),
+      chunk_bytes_(manifest.chunk_bytes),
+      committed_(true),
+      manifest_(std::move(manifest)) {}
+
 bool VersionState::add_shard(const PublishRequest& r) {
   const std::string what = model_ + " v" + std::to_string(version_);
   if (committed_ || pending_.count(r.group.rank)) {
@@ -92,6 +100,7 @@ bool VersionState::chunk_available(std::uint32_t c, WorkerId except) const {
 
 bool VersionState::readable() const {
   if (!committed_) return false;
+  if (!snapshot.empty()) return true;
   for (std::uint32_t c = 0; c < manifest_.chunks.size(); ++c) {
     if (!chunk_available(c)) return false;
   }
@@ -124,7 +133,16 @@ VersionStatus VersionState::status() const {
   s.retained = retained;
   s.bytes = committed_ ? manifest_.total_bytes() : 0;
   s.pins = group_pins;
+  s.snapshot = snapshot;
   for (const auto& [id, h] : holders_) {
+    HolderStatus hs;
+    hs.worker = id;
+    hs.origin = h.origin;
+    hs.withdrawn = h.withdrawn;
+    hs.pins = h.pins;
+    hs.chunks_held = h.chunks_held;
+    hs.chunks_total = manifest_.chunks.size();
+    s.holder_list.push_back(std::move(hs));
     if (h.withdrawn) continue;
     ++s.holders;
     if (h.origin) ++s.origin_holders;

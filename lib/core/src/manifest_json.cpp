@@ -1,5 +1,8 @@
 #include "tensorhub/core/manifest_json.hpp"
 
+#include <cstdint>
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "tensorhub/core/error.hpp"
@@ -31,12 +34,13 @@ std::string manifest_to_json(const Manifest& m) {
 
 namespace {
 
-// nlohmann::json converts negative numbers to unsigned silently; refuse them.
+// nlohmann::json converts negative numbers to unsigned silently, truncates to narrower types and
+// converts floats with a plain cast (undefined behaviour out of range); refuse all of them.
 template <typename T>
 T unsigned_field(const json& j, const char* key) {
   const auto& v = j.at(key);
-  if (!v.is_number_unsigned())
-    throw UserError(std::string("manifest JSON: '") + key + "' must be a non-negative integer");
+  if (!v.is_number_unsigned() || v.get<std::uint64_t>() > std::numeric_limits<T>::max())
+    throw UserError(std::string("manifest JSON: '") + key + "' must be a non-negative integer in range");
   return v.get<T>();
 }
 
@@ -46,7 +50,9 @@ Manifest manifest_from_json(std::string_view text) {
   try {
     const json j = json::parse(text);
     if (!j.is_object()) throw UserError("manifest JSON is not an object");
-    if (j.value("format", 0) != 1) throw UserError("manifest JSON has an unsupported format version");
+    const auto format = j.find("format");
+    if (format == j.end() || !format->is_number_unsigned() || format->get<std::uint64_t>() != 1)
+      throw UserError("manifest JSON has an unsupported format version");
     const auto chunk_bytes = unsigned_field<std::uint64_t>(j, "chunk_bytes");
     const auto num_shards = unsigned_field<std::uint32_t>(j, "num_shards");
     if (num_shards == 0 || num_shards > 1u << 16) throw UserError("manifest JSON: bad num_shards");
@@ -58,6 +64,9 @@ Manifest manifest_from_json(std::string_view text) {
         if (!c.is_number_unsigned()) throw UserError("manifest JSON: checksums must be non-negative integers");
       }
       if (shard >= num_shards) throw UserError("manifest JSON: tensor shard index out of range");
+      for (const auto& d : t.at("shape")) {
+        if (!d.is_number_integer()) throw UserError("manifest JSON: shape entries must be integers");
+      }
       TensorSpec spec{t.at("name").get<std::string>(), parse_dtype(t.at("dtype").get<std::string>()),
                       t.at("shape").get<std::vector<std::int64_t>>()};
       shards[shard].tensors.push_back(std::move(spec));

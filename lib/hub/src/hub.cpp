@@ -52,6 +52,7 @@ Hub::Impl::Impl(MPI_Comm comm, HubOptions options)
   if (options_.transport == "local" && comm_.size() != 1) {
     throw UserError("transport 'local' only works in a single-process hub; use mpi_rma");
   }
+  if (options_.snapshot_dir.empty()) options_.snapshot_dir = env_or("TENSORHUB_SNAPSHOT_DIR", "");
   start_control_plane();
   const std::string job_tag = mpi::bcast_string(comm_.get(), 0, rank_ == 0 ? random_tag() : std::string());
   if (options_.pool_bytes == 0) {
@@ -119,7 +120,7 @@ void Hub::Impl::withdraw(const Reference& ref) {
 void Hub::Impl::unpublish(const std::string& model, std::uint64_t version) {
   for (auto it = references_.begin(); it != references_.end(); ++it) {
     if (it->origin && it->model == model && it->version == version) {
-      withdraw(*it);
+      withdraw_or_offload(*it);
       references_.erase(it);  // detaches the memory
       return;
     }
@@ -135,22 +136,33 @@ void Hub::Impl::abandon() noexcept {
 void Hub::Impl::close() {
   if (closed_) return;
   closed_ = true;
-  // Withdraw everything this rank serves, newest first, waiting for its readers.
+  // Withdraw everything this rank serves, newest first, waiting for its readers (and offloading
+  // retained versions this rank is the last holder of).
+  std::exception_ptr refused;  // OffloadRequired without a snapshot dir: reported after teardown
+  std::vector<Reference> kept;  // still referenced at the coordinator until we deregister
   while (!references_.empty()) {
     try {
-      withdraw(references_.back());
+      withdraw_or_offload(references_.back());
     } catch (const NotFoundError&) {
       // already gone at the coordinator (e.g. the version was dropped)
+    } catch (const OffloadRequired& e) {
+      // Leaving anyway (the other ranks wait in the barrier below): the version loses this
+      // holder when we deregister.
+      log_.error(std::string("close: ") + e.what());
+      if (!refused) refused = std::current_exception();
+      kept.push_back(std::move(references_.back()));
     }
     references_.pop_back();
   }
   client_->deregister_worker(self_);
+  kept.clear();
   // No rank may free the window or stop the coordinator while another still reads.
   mpi::sleepy_barrier(comm_.get());
   transport_->close();
   transport_.reset();
   remote_.reset();
   if (server_) server_->shutdown();
+  if (refused) std::rethrow_exception(refused);
 }
 
 Hub::Hub(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -181,6 +193,7 @@ void Hub::publish(const std::string& model, std::uint64_t version, std::span<con
 void Hub::unpublish(const std::string& model, std::uint64_t version) { impl_->unpublish(model, version); }
 void Hub::retain(const std::string& model, std::uint64_t version) { impl_->client().retain(model, version); }
 void Hub::release(const std::string& model, std::uint64_t version) { impl_->client().release(model, version); }
+void Hub::attach_snapshot(const std::string& path) { impl_->attach_snapshot(path); }
 
 PullResult Hub::pull(const std::string& model, const Version& version, std::span<const Tensor> into,
                      const PullOptions& options) {
@@ -201,8 +214,21 @@ std::vector<ModelInfo> Hub::status() {
   for (const auto& m : impl_->client().status()) {
     ModelInfo mi{m.model, {}};
     for (const auto& v : m.versions) {
-      mi.versions.push_back(
-          VersionInfo{v.version, v.committed, v.readable, v.retained, v.holders, v.origin_holders, v.pins, v.bytes});
+      VersionInfo vi;
+      vi.version = v.version;
+      vi.committed = v.committed;
+      vi.readable = v.readable;
+      vi.retained = v.retained;
+      vi.holders = v.holders;
+      vi.origin_holders = v.origin_holders;
+      vi.pins = v.pins;
+      vi.bytes = v.bytes;
+      vi.snapshot = v.snapshot;
+      for (const auto& h : v.holder_list) {
+        vi.holder_list.push_back(HolderInfo{h.worker, h.host, h.rank, h.origin, h.withdrawn, h.pins, h.chunks_held,
+                                            h.chunks_total});
+      }
+      mi.versions.push_back(std::move(vi));
     }
     out.push_back(std::move(mi));
   }

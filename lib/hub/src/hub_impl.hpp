@@ -12,6 +12,7 @@
 #include "tensorhub/coord/grpc_server.hpp"
 #include "tensorhub/core/log.hpp"
 #include "tensorhub/hub.hpp"
+#include "tensorhub/snapshot/snapshot.hpp"
 #include "tensorhub/mpi/mpi.hpp"
 #include "tensorhub/transport/transport.hpp"
 
@@ -30,6 +31,7 @@ struct Reference {
   std::unique_ptr<transport::Exposure> exposure;
   std::vector<ByteRange> ranges;
   bool origin = true;
+  std::vector<Tensor> tensors;  // the memory referenced, by tensor (what an offload copies)
 };
 
 class Hub::Impl {
@@ -39,6 +41,7 @@ class Hub::Impl {
   void publish(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
                const std::optional<Group>& group);
   void unpublish(const std::string& model, std::uint64_t version);
+  void attach_snapshot(const std::string& path);
   PullResult pull(const std::string& model, const Version& version, std::span<const Tensor> into,
                   const PullOptions& options);
   Manifest manifest(const std::string& model, const Version& version);
@@ -57,6 +60,15 @@ class Hub::Impl {
   void start_control_plane();
   // Withdraws `ref` at the coordinator and waits until no read of it is in flight.
   void withdraw(const Reference& ref);
+  // withdraw(), offloading the version to a snapshot first when the coordinator requires it
+  // (OffloadRequired): takes part in the offload lease protocol (coordinator.hpp).
+  void withdraw_or_offload(const Reference& ref);
+  // Collects the whole version (ref's own tensors from memory, the rest by pulling), writes
+  // <snapshot_dir>/<model>/v<version>.h5 and attaches it. Called with the offload lease held.
+  void offload(const Reference& ref);
+  // Reads `into` from the snapshot file of `m`; returns the bytes read.
+  std::uint64_t read_snapshot(const std::string& path, const Manifest& m, std::span<const Tensor> into, bool verify,
+                              const std::string& why, const snapshot::Progress& progress = {});
   void withdraw_relays_overlapping(const std::vector<ByteRange>& ranges);
   coord::Group group_or_solo(const std::optional<Group>& g, const char* prefix) const;
 

@@ -26,7 +26,8 @@ void Hub::Impl::publish(const std::string& model, std::uint64_t version, std::sp
     byte_ranges.push_back(ByteRange{b, b + t.spec.bytes()});
   }
   withdraw_relays_overlapping(byte_ranges);  // a reader republishing what it pulled
-  Reference ref{model, version, transport_->expose(ranges), std::move(byte_ranges), true};
+  Reference ref{model, version, transport_->expose(ranges), std::move(byte_ranges), true,
+                std::vector<Tensor>(tensors.begin(), tensors.end())};
 
   coord::PublishRequest req;
   req.worker = self_;
@@ -56,7 +57,7 @@ void Hub::Impl::withdraw_relays_overlapping(const std::vector<ByteRange>& ranges
                       "; unpublish it before reusing the memory");
     }
     try {
-      withdraw(*it);
+      withdraw_or_offload(*it);  // offloads a retained version we are the last holder of
     } catch (const NotFoundError&) {
       // the coordinator already forgot it
     }

@@ -1,5 +1,7 @@
 // Hub::Impl::pull: resolve one version for the reading group, check the destinations against
 // its manifest, offer them as relay sources, run the chunk engine, report done.
+#include <chrono>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -73,14 +75,16 @@ PullResult Hub::Impl::pull(const std::string& model, const Version& version, std
 
   const auto dests = match_destinations(m, into);
   Reference relay;
+  std::vector<std::string> regions;
   if (options.relay) {
     std::vector<transport::MemoryRange> mem;
     for (const auto& t : into)
       mem.push_back(transport::MemoryRange{t.data, m.tensors[*m.find(t.spec.name)].spec.bytes(), t.memory});
-    relay = Reference{model, m.version, transport_->expose(mem), ranges, false};
-    std::vector<std::string> regions(m.tensors.size());
+    relay = Reference{model, m.version, transport_->expose(mem), ranges, false,
+                      std::vector<Tensor>(into.begin(), into.end())};
+    regions.resize(m.tensors.size());
     for (std::size_t i = 0; i < dests.size(); ++i) regions[dests[i].tensor] = relay.exposure->descriptors()[i];
-    client_->offer_relay(coord::RelayOffer{self_, model, m.version, std::move(regions)});
+    client_->offer_relay(coord::RelayOffer{self_, model, m.version, regions});
   }
 
   transfer::EngineOptions eo;
@@ -88,17 +92,65 @@ PullResult Hub::Impl::pull(const std::string& model, const Version& version, std
   eo.relay = options.relay;
   eo.inflight = options_.inflight;
   eo.deadline = options_.pull_deadline;
+  eo.progress = options.progress;
   transfer::PullEngine engine(*client_, *transport_, self_);
   transfer::PullStats stats;
+  std::optional<std::string> unavailable;  // some chunk has no live holder
+  const auto start = std::chrono::steady_clock::now();
   try {
     stats = engine.run(m, dests, eo);
+  } catch (const transfer::ChunksUnavailable& e) {
+    if (reply.snapshot.empty()) {
+      if (options.relay) references_.push_back(std::move(relay));
+      throw;
+    }
+    unavailable = e.what();
   } catch (...) {
     // Chunks already verified stay valid; keep serving them until the buffers are reused.
     if (options.relay) references_.push_back(std::move(relay));
     throw;
   }
-  if (options.relay) references_.push_back(std::move(relay));
-  return PullResult{m.version, stats.bytes, stats.seconds, stats.origin_bytes, stats.relay_bytes, stats.failed_reads};
+  PullResult result;
+  result.version = m.version;
+  if (!unavailable) {
+    if (options.relay) references_.push_back(std::move(relay));
+    result.bytes = stats.bytes;
+    result.seconds = stats.seconds;
+    result.origin_bytes = stats.origin_bytes;
+    result.relay_bytes = stats.relay_bytes;
+    result.failed_reads = stats.failed_reads;
+    return result;
+  }
+
+  // Read from the version's snapshot file. The buffers are about to be overwritten: stop
+  // serving what the engine may have announced from them first, offer them again once full.
+  if (options.relay) {
+    try {
+      withdraw(relay);
+    } catch (const NotFoundError&) {
+      // forgotten already
+    } catch (...) {
+      references_.push_back(std::move(relay));
+      throw;
+    }
+  }
+  result.file_bytes = read_snapshot(reply.snapshot, m, into, options.verify || options.relay, *unavailable,
+                                    options.progress);
+  result.bytes = result.file_bytes;
+  if (options.relay) {
+    client_->offer_relay(coord::RelayOffer{self_, model, m.version, regions});
+    references_.push_back(std::move(relay));
+    std::vector<std::uint32_t> held;
+    for (const auto& d : dests) {
+      const auto& e = m.tensors[d.tensor];
+      for (std::uint32_t c = 0; c < e.num_chunks; ++c) held.push_back(e.first_chunk + c);
+    }
+    client_->complete(coord::CompleteRequest{self_, model, m.version, {}, std::move(held)});
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  log_.info("read '" + model + "' v" + std::to_string(m.version) + " from snapshot " + reply.snapshot + " (" +
+            std::to_string(result.file_bytes) + " bytes): no live holder for some chunks");
+  return result;
 }
 
 Manifest Hub::Impl::manifest(const std::string& model, const Version& version) {

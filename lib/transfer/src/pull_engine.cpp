@@ -39,6 +39,7 @@ class PullRun {
       dst_[d.tensor] = static_cast<unsigned char*>(d.data);
       const auto& e = m.tensors[d.tensor];
       for (std::uint32_t c = 0; c < e.num_chunks; ++c) queue_.push_back(e.first_chunk + c);
+      total_bytes_ += e.spec.bytes();
     }
     std::sort(queue_.begin(), queue_.end());
     remaining_ = queue_.size();
@@ -96,7 +97,7 @@ class PullRun {
     }
     // Thrown after the assignments are in flight, so the error path releases their pins.
     if (!reply.unavailable.empty()) {
-      throw NotFoundError("'" + m_.model + "' v" + std::to_string(m_.version) + ": no live holder has " +
+      throw ChunksUnavailable("'" + m_.model + "' v" + std::to_string(m_.version) + ": no live holder has " +
                           chunk_name(m_, reply.unavailable.front()) + " (" + std::to_string(reply.unavailable.size()) +
                           " chunks lost)");
     }
@@ -147,6 +148,7 @@ class PullRun {
       --remaining_;
     }
     if (bad) throw ChecksumError(*bad);
+    if (o_.progress && !completions_.empty()) o_.progress(stats_.bytes, total_bytes_);
     return !completions_.empty();
   }
 
@@ -185,6 +187,7 @@ class PullRun {
   const EngineOptions& o_;
   std::vector<unsigned char*> dst_;
   std::deque<std::uint32_t> queue_;
+  std::uint64_t total_bytes_ = 0;
   std::size_t remaining_ = 0;
   std::unordered_map<std::uint64_t, InFlight> inflight_;
   std::vector<transport::Completion> completions_;

@@ -27,6 +27,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -53,6 +54,10 @@ struct HubOptions {
   std::uint32_t inflight = 8;                // reads in flight per pull
   std::chrono::milliseconds rpc_deadline{10000};
   std::chrono::milliseconds pull_deadline{300000};
+  // Where unpublish() (and close()) offload a retained version when this rank is its last
+  // holder: <snapshot_dir>/<model>/v<version>.h5. Empty: TENSORHUB_SNAPSHOT_DIR if set, else
+  // no offload (such an unpublish throws OffloadRequired).
+  std::string snapshot_dir;
 };
 
 // The model-parallel group a publish or pull is made for. Every rank of the group makes the
@@ -80,6 +85,8 @@ struct PullOptions {
   bool verify = true;          // check each chunk's xxHash64 (always on while relaying)
   bool relay = true;           // serve the pulled chunks to later readers
   std::optional<Group> group;  // reading group; default: this rank alone
+  // Called on the pulling thread as chunks arrive: (bytes done, bytes wanted). May be empty.
+  std::function<void(std::uint64_t done, std::uint64_t total)> progress;
 };
 
 struct PullResult {
@@ -89,17 +96,32 @@ struct PullResult {
   std::uint64_t origin_bytes = 0;  // read from publishers
   std::uint64_t relay_bytes = 0;   // read from other readers
   std::uint32_t failed_reads = 0;
+  std::uint64_t file_bytes = 0;    // read from the version's snapshot file (no live holder)
+};
+
+// One holder (reference) of a version.
+struct HolderInfo {
+  std::uint64_t worker = 0;
+  std::string host;       // empty once the worker has left
+  int rank = -1;          // rank in its job communicator, -1 if unknown
+  bool origin = false;    // a publisher (not a relaying reader)
+  bool withdrawn = false; // unpublished, its reads draining
+  std::uint32_t pins = 0; // reads in flight from it
+  std::uint64_t chunks_held = 0;
+  std::uint64_t chunks_total = 0;
 };
 
 struct VersionInfo {
   std::uint64_t version = 0;
   bool committed = false;
-  bool readable = false;
+  bool readable = false;  // from live holders or from its snapshot file
   std::uint32_t retained = 0;
   std::uint32_t holders = 0;
   std::uint32_t origin_holders = 0;
   std::uint32_t pins = 0;
   std::uint64_t bytes = 0;
+  std::string snapshot;                // snapshot file backing the version, empty if none
+  std::vector<HolderInfo> holder_list;  // every holder, withdrawn ones included
 };
 
 struct ModelInfo {
@@ -123,13 +145,23 @@ class Hub {
   // Registers references to `tensors` as this rank's shard of `version`. Copies nothing.
   void publish(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
                const std::optional<Group>& group = std::nullopt);
-  // Withdraws this rank's reference and blocks until no read of it is in flight.
+  // Withdraws this rank's reference and blocks until no read of it is in flight. If the
+  // version is retained and this rank is the last holder of some of it (for a publishing group:
+  // when every rank unpublishes), the version is first written to a snapshot file under
+  // HubOptions::snapshot_dir by exactly one of the leaving ranks and attached, so it stays
+  // readable from the file; without a snapshot dir that throws OffloadRequired (release() it
+  // first, or set snapshot_dir / TENSORHUB_SNAPSHOT_DIR).
   void unpublish(const std::string& model, std::uint64_t version);
   void retain(const std::string& model, std::uint64_t version);
   void release(const std::string& model, std::uint64_t version);
+  // Registers the snapshot file at `path` (its manifest read with snapshot::inspect) as a
+  // reference to its version: an existing version must match it; an unknown one is created,
+  // readable from the file and retained once (recover after a coordinator restart).
+  void attach_snapshot(const std::string& path);
 
   // Fills `into` (a subset of the version's tensors, matched by name; dtype and shape must
-  // match) and returns what was read.
+  // match) and returns what was read. A version some of whose chunks have no live holder is
+  // read from its snapshot file (PullResult::file_bytes), if it has one.
   PullResult pull(const std::string& model, const Version& version, std::span<const Tensor> into,
                   const PullOptions& options = {});
   std::optional<std::uint64_t> latest(const std::string& model);

@@ -22,7 +22,9 @@ class Client {
 
   virtual PublishReply publish(const PublishRequest& request) = 0;
   // Withdraws the worker's reference to (model, version): no new reads are assigned to it.
-  // Returns the number of reads still pinning it.
+  // Returns the number of reads still pinning it. Throws OffloadRequired (and changes nothing)
+  // when the version is retained, has no snapshot, and this worker is the last live holder of
+  // some of its chunks: offload it first (begin_offload / attach_snapshot) or release it.
   virtual std::uint32_t unpublish(WorkerId worker, const std::string& model, std::uint64_t version) = 0;
   // Waits until the withdrawn reference has no pinned reads (then forgets it) or `timeout`
   // passes; returns the pins left (0 = drained).
@@ -31,6 +33,19 @@ class Client {
 
   virtual void retain(const std::string& model, std::uint64_t version) = 0;
   virtual void release(const std::string& model, std::uint64_t version) = 0;
+
+  // Registers a file reference: the snapshot at `path` holds (manifest.model, manifest.version).
+  // An existing version must be committed and the manifest's tensors (name, dtype, shape) and
+  // per-chunk checksums must equal the version's (the shard layout may differ), else UserError
+  // naming the first difference. An unknown version is created committed, with no holder,
+  // backed by the file and retained once (cold start: recover after a coordinator restart or a
+  // drop; release() it to let it go). A version with a snapshot is readable without any live
+  // holder (readers read the file) and is not dropped while retained.
+  virtual void attach_snapshot(const std::string& path, const Manifest& manifest) = 0;
+  // Offload lease (design: coordinator.hpp). Asked after unpublish threw OffloadRequired.
+  virtual OffloadLease begin_offload(WorkerId worker, const std::string& model, std::uint64_t version) = 0;
+  // Gives up the lease without attaching (the write failed), so another holder may take it.
+  virtual void end_offload(WorkerId worker, const std::string& model, std::uint64_t version) = 0;
 
   virtual std::optional<std::uint64_t> latest(const std::string& model) = 0;
   virtual std::optional<std::uint64_t> wait_for(const std::string& model, std::optional<std::uint64_t> newer_than,

@@ -15,6 +15,35 @@
 
 namespace tensorhub::coord {
 
+// Offloading a retained version (retention -> snapshot), and the offload lease.
+//
+// When the last live holder of some chunk of a retained version unpublishes (or leaves cleanly)
+// and the version has no snapshot, unpublish refuses with OffloadRequired and changes nothing:
+// that holder's memory must stay readable, because whoever writes the snapshot reads it from
+// there. A multi-rank publishing group typically unpublishes on all ranks at once, and every
+// rank is then the last holder of its own shard, so all of them get OffloadRequired. Exactly
+// one process must write the file, and none may drop its reference before the file exists:
+//
+//   1. Each refused worker calls begin_offload(). The first gets kWrite: it now holds the
+//      version's offload lease. The others get kWait (with the lease holder's id).
+//   2. The lease holder collects the whole version (its own shard from its own memory, every
+//      other chunk by an ordinary pull from the other holders, which still hold: they have not
+//      withdrawn anything), writes the file, calls attach_snapshot() (which ends the lease) and
+//      unpublishes again: with a snapshot attached, unpublish no longer refuses.
+//   3. A kWait worker keeps its reference and simply retries unpublish after a short sleep. Its
+//      reference stays readable while it waits, so the lease holder's pull can always finish:
+//      nobody waits on a resource someone else holds while waiting on them (no deadlock).
+//      Once the snapshot is attached its unpublish succeeds.
+//   4. A lease whose holder has gone (deregistered, or its reference withdrawn) is stale: the
+//      next begin_offload takes it over (kWrite). A writer that fails calls end_offload() so
+//      another may try. A lease holder that hangs is bounded by the waiters' own deadline
+//      (the hub's pull deadline); there are no worker heartbeats yet.
+//   5. begin_offload answers kDone when nothing needs writing any more (snapshot attached,
+//      version released, or another live holder now has the caller's chunks): just retry.
+//
+// The coordinator never touches the file; it only stores its path (a file reference) next to
+// the version's memory references.
+
 struct CoordinatorConfig {
   std::uint32_t max_readers_per_source = 2;  // K: concurrent readers one holder serves
   std::uint32_t max_assign_per_call = 64;    // cap on AcquireRequest::max_assign
@@ -41,6 +70,9 @@ class Coordinator final : public Client {
   void complete(const CompleteRequest& request) override;
   void finish(const FinishRequest& request) override;
   std::vector<ModelStatus> status() override;
+  void attach_snapshot(const std::string& path, const Manifest& manifest) override;
+  OffloadLease begin_offload(WorkerId worker, const std::string& model, std::uint64_t version) override;
+  void end_offload(WorkerId worker, const std::string& model, std::uint64_t version) override;
 
   const CoordinatorConfig& config() const { return config_; }
 
@@ -58,6 +90,9 @@ class Coordinator final : public Client {
   std::optional<std::uint64_t> latest_locked(const std::string& model) const;
   std::uint32_t outstanding(const VersionState& v, const Holder& h) const;
   void forget_if_drained(const std::string& model, std::uint64_t version, WorkerId worker);
+  // Erases the version if nothing keeps it any more (no holder, not retained, no group pin).
+  void drop_if_unused(const std::string& model, std::uint64_t version);
+  bool lease_alive(const VersionState& v) const;
 
   CoordinatorConfig config_;
   Logger log_;

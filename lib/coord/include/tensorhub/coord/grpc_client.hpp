@@ -5,6 +5,7 @@
 // `rpc_deadline`; wait_drained and wait_for get their `timeout` plus `rpc_deadline`, so a wait
 // that times out on the coordinator still gets its answer back. gRPC status codes come back as
 // the typed exceptions of tensorhub/core/error.hpp:
+//   FAILED_PRECONDITION + OffloadRequired detail -> OffloadRequired (a UserError)
 //   INVALID_ARGUMENT, FAILED_PRECONDITION -> UserError
 //   NOT_FOUND                             -> NotFoundError
 //   DEADLINE_EXCEEDED                     -> TimeoutError
@@ -61,6 +62,9 @@ class GrpcClient final : public Client {
   void finish(const FinishRequest& request) override;
 
   std::vector<ModelStatus> status() override;
+  void attach_snapshot(const std::string& path, const Manifest& manifest) override;
+  OffloadLease begin_offload(WorkerId worker, const std::string& model, std::uint64_t version) override;
+  void end_offload(WorkerId worker, const std::string& model, std::uint64_t version) override;
 
  private:
   struct Impl;

@@ -6,6 +6,7 @@
 // server. Exceptions thrown by the backend become gRPC status codes (GrpcClient maps them back):
 //   NotFoundError -> NOT_FOUND          UserError      -> INVALID_ARGUMENT
 //   TimeoutError  -> DEADLINE_EXCEEDED  TransportError -> UNAVAILABLE
+//   OffloadRequired -> FAILED_PRECONDITION, error_details "tensorhub.OffloadRequired"
 //   ContractViolation, anything else    -> INTERNAL
 // with the exception's what() as the message.
 //

@@ -57,7 +57,8 @@ struct ResolveRequest {
 };
 
 struct ResolveReply {
-  Manifest manifest;  // manifest.version is the version resolved
+  Manifest manifest;     // manifest.version is the version resolved
+  std::string snapshot;  // the snapshot file backing that version, empty if none
 };
 
 // The reader offers its destination buffers as relay sources (one descriptor per manifest
@@ -114,15 +115,41 @@ struct FinishRequest {
   std::uint64_t seq = 0;
 };
 
+// One holder (reference) of a version, as `tensorhub status` shows it.
+struct HolderStatus {
+  WorkerId worker = 0;
+  std::string host;         // empty once the worker has deregistered
+  std::int32_t rank = -1;   // rank in its job communicator, -1 if none or unknown
+  bool origin = false;      // publisher of a shard (not a relaying reader)
+  bool withdrawn = false;   // unpublished, waiting for its reads to drain
+  std::uint32_t pins = 0;   // reads in flight from it
+  std::uint64_t chunks_held = 0;
+  std::uint64_t chunks_total = 0;  // chunks of the version
+};
+
 struct VersionStatus {
   std::uint64_t version = 0;
   bool committed = false;
-  bool readable = false;
+  bool readable = false;  // from live holders, or from its snapshot file
   std::uint32_t retained = 0;
-  std::uint32_t holders = 0;
-  std::uint32_t origin_holders = 0;
+  std::uint32_t holders = 0;         // live (not withdrawn) holders
+  std::uint32_t origin_holders = 0;  // live publishers
   std::uint32_t pins = 0;
   std::uint64_t bytes = 0;
+  std::string snapshot;                  // path of the snapshot file backing it, empty if none
+  std::vector<HolderStatus> holder_list;  // every holder, withdrawn ones included
+};
+
+// Answer to Client::begin_offload (see the offload-lease design in coordinator.hpp).
+enum class OffloadState : std::uint8_t {
+  kWrite,  // the caller holds the offload lease: write the snapshot, attach_snapshot, unpublish
+  kWait,   // another worker (`holder`) is writing it: keep your reference, retry unpublish later
+  kDone,   // nothing to write (snapshot attached, released, or another holder exists): unpublish
+};
+
+struct OffloadLease {
+  OffloadState state = OffloadState::kDone;
+  WorkerId holder = 0;  // the worker holding the lease (kWrite: the caller; kWait: the writer)
 };
 
 struct ModelStatus {

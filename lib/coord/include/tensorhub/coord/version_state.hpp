@@ -1,9 +1,12 @@
 // One version's entry in the coordinator's directory, and its lifecycle:
 //
 //   pending  --(all shards of the publishing group registered)-->  committed (visible)
-//   committed: readable while every chunk has a holder that is not withdrawn
+//   committed: readable while every chunk has a holder that is not withdrawn, or while a
+//              snapshot file backs it (attach_snapshot)
 //   a holder: active --unpublish--> withdrawn --(pins drained)--> gone
-//   the version is dropped when its last holder is gone (retained versions refuse that)
+//   the version is dropped when its last holder is gone, unless it is retained (then its last
+//   holder must offload it to a snapshot before leaving) or a reading group still pins it
+//   cold start: attach_snapshot of an unknown version creates it committed, with no holder
 //
 // Pure data + logic; the Coordinator serialises access.
 #pragma once
@@ -41,6 +44,8 @@ class VersionState {
  public:
   VersionState(std::string model, std::uint64_t version, std::string group, std::uint32_t group_size,
                std::uint64_t chunk_bytes);
+  // A committed version with no holder, from a snapshot's manifest (cold start).
+  explicit VersionState(Manifest manifest);
 
   // Registers one shard; throws UserError if it does not fit (duplicate, size mismatch...).
   // Returns true when this completed the group and the version is now committed.
@@ -73,7 +78,10 @@ class VersionState {
   bool may_serve(const Holder& h, WorkerId reader) const;
   std::uint32_t group_pins = 0;  // reading groups that resolved this version and are not done
   std::uint32_t retained = 0;    // retain() count
+  std::string snapshot;          // file backing this version (attach_snapshot), empty if none
+  WorkerId offload_lease = 0;    // worker writing the snapshot (coordinator.hpp), 0 if none
 
+  // Host and rank of each holder are left for the Coordinator (it knows the workers).
   VersionStatus status() const;
 
  private:

@@ -1,6 +1,7 @@
 // Error taxonomy (see README "Errors"):
 //   UserError         bad input from the caller; nothing changed, fix the call.
 //   NotFoundError     a UserError for an unknown model / version / tensor.
+//   OffloadRequired   a UserError: the last holder of a retained version must offload it first.
 //   TransportError    a data-plane or control-plane operation failed; retry elsewhere.
 //   TimeoutError      a TransportError whose deadline expired.
 //   ChecksumError     bytes read do not match the manifest; names tensor and chunk.
@@ -23,6 +24,13 @@ class UserError : public Error {
 };
 
 class NotFoundError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
+// The last holder of a retained version asked to unpublish it and the version has no snapshot
+// yet: it has to be offloaded to a snapshot file (or released) before its reference can go.
+class OffloadRequired : public UserError {
  public:
   using UserError::UserError;
 };

@@ -10,17 +10,26 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "tensorhub/coord/client.hpp"
+#include "tensorhub/core/error.hpp"
 #include "tensorhub/core/log.hpp"
 #include "tensorhub/core/manifest.hpp"
 #include "tensorhub/transport/transport.hpp"
 
 namespace tensorhub::transfer {
+
+// Some chunk has no live holder (the coordinator answered `unavailable`). The version may still
+// be readable from its snapshot file (ResolveReply::snapshot): the hub falls back to it.
+class ChunksUnavailable : public NotFoundError {
+ public:
+  using NotFoundError::NotFoundError;
+};
 
 struct Destination {
   std::uint32_t tensor = 0;  // index into Manifest::tensors
@@ -33,6 +42,8 @@ struct EngineOptions {
   std::uint32_t inflight = 8;                  // reads in flight
   std::uint32_t acquire_window = 64;           // chunk ids sent per acquire call
   std::chrono::milliseconds deadline{120000};  // whole pull
+  // Called from the pulling thread after chunks complete: (bytes done, bytes wanted). May be empty.
+  std::function<void(std::uint64_t, std::uint64_t)> progress;
 };
 
 struct SourceStats {
@@ -55,7 +66,7 @@ class PullEngine {
  public:
   PullEngine(coord::Client& coordinator, transport::Transport& transport, coord::WorkerId self);
 
-  // Throws ChecksumError (names tensor and chunk), NotFoundError (a chunk lost every holder),
+  // Throws ChecksumError (names tensor and chunk), ChunksUnavailable (a chunk lost every holder),
   // TimeoutError (deadline), TransportError.
   PullStats run(const Manifest& manifest, std::span<const Destination> destinations, const EngineOptions& options);
 

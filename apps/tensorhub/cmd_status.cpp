@@ -1,0 +1,85 @@
+// tensorhub status: what the hub knows — models, versions, who holds them, pins, retention and
+// snapshot files. Talks to the coordinator over gRPC; no MPI.
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "commands.hpp"
+#include "hub_state.hpp"
+#include "options.hpp"
+#include "report.hpp"
+#include "tensorhub/core/units.hpp"
+
+namespace tensorhub::cli {
+
+int cmd_status(const Args& args) {
+  std::string hub;
+  double deadline = 5;
+  bool json = false;
+  bool holders = false;
+  po::options_description desc(
+      "tensorhub status: models, versions, holders, pins, retained versions and snapshot files.\n"
+      "Example: tensorhub status --hub node0:7070 --holders\n"
+      "Options");
+  desc.add_options()("hub", po::value(&hub), "coordinator host:port (or TENSORHUB_HUB)")(
+      "holders", po::bool_switch(&holders), "also list every holder of every version")(
+      "rpc-deadline", po::value(&deadline)->default_value(deadline), "seconds to wait for the coordinator")(
+      "json", po::bool_switch(&json), "print JSON instead of tables");
+  po::variables_map vm;
+  if (!parse_options("status", desc, args, vm)) return 0;
+  const auto client = connect_hub(hub, deadline);
+  const auto models = client->status();
+
+  if (json) {
+    nlohmann::json j{{"hub", hub}, {"models", nlohmann::json::array()}};
+    for (const auto& m : models) {
+      nlohmann::json jm{{"model", m.model}, {"versions", nlohmann::json::array()}};
+      for (const auto& v : m.versions) {
+        nlohmann::json jh = nlohmann::json::array();
+        for (const auto& h : v.holder_list) {
+          jh.push_back({{"worker", h.worker}, {"host", h.host}, {"rank", h.rank}, {"origin", h.origin},
+                        {"withdrawn", h.withdrawn}, {"pins", h.pins}, {"chunks_held", h.chunks_held},
+                        {"chunks_total", h.chunks_total}});
+        }
+        jm["versions"].push_back({{"version", v.version}, {"state", version_state(v)}, {"committed", v.committed},
+                                  {"readable", v.readable}, {"retained", v.retained}, {"holders", v.holders},
+                                  {"origin_holders", v.origin_holders}, {"pins", v.pins}, {"bytes", v.bytes},
+                                  {"snapshot", v.snapshot}, {"holder_list", jh}});
+      }
+      j["models"].push_back(jm);
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  if (models.empty()) {
+    std::printf("hub %s: no models\n", hub.c_str());
+    return 0;
+  }
+  Table t({"model", "version", "state", "size", "holders (publishers)", "pins", "retained", "snapshot"});
+  for (const auto& m : models) {
+    for (const auto& v : m.versions) {
+      t.add({m.model, std::to_string(v.version), version_state(v), format_bytes(v.bytes),
+             std::to_string(v.holders) + " (" + std::to_string(v.origin_holders) + ")", std::to_string(v.pins),
+             v.retained ? "yes (" + std::to_string(v.retained) + ")" : "no", v.snapshot.empty() ? "-" : v.snapshot});
+    }
+  }
+  std::printf("hub %s\n", hub.c_str());
+  t.print(stdout);
+  if (holders) {
+    Table h({"model", "version", "worker", "host", "rank", "role", "chunks", "pins", "withdrawn"});
+    for (const auto& m : models) {
+      for (const auto& v : m.versions) {
+        for (const auto& x : v.holder_list) {
+          h.add({m.model, std::to_string(v.version), std::to_string(x.worker), x.host, std::to_string(x.rank),
+                 x.origin ? "publisher" : "relay", std::to_string(x.chunks_held) + "/" + std::to_string(x.chunks_total),
+                 std::to_string(x.pins), x.withdrawn ? "yes" : "no"});
+        }
+      }
+    }
+    std::printf("\n");
+    h.print(stdout);
+  }
+  return 0;
+}
+
+}  // namespace tensorhub::cli

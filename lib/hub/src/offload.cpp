@@ -1,0 +1,195 @@
+// Retention -> snapshot: when this rank is the last holder of (some of) a retained version and
+// wants to drop its reference (unpublish, close), the version is written to an HDF5 snapshot and
+// attached at the coordinator first, so it stays readable from the file. Exactly one leaving
+// rank writes it: the coordinator's offload lease (design: tensorhub/coord/coordinator.hpp).
+// Also: reading a version from its snapshot file, and attaching an existing file (recover).
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <thread>
+#include <utility>
+
+#include "hub_impl.hpp"
+#include "tensorhub/core/checksum.hpp"
+#include "tensorhub/core/units.hpp"
+#include "tensorhub/snapshot/snapshot.hpp"
+
+namespace tensorhub {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+std::string vname(const std::string& model, std::uint64_t version) {
+  return "'" + model + "' v" + std::to_string(version);
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string fixed(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", x);
+  return buf;
+}
+
+// <dir>/<model>/v<version>.h5, absolute so that the coordinator's file reference means the same
+// file to every reader (whatever its working directory).
+fs::path snapshot_path(const std::string& dir, const std::string& model, std::uint64_t version) {
+  const fs::path m(model);
+  if (m.is_absolute() || std::any_of(m.begin(), m.end(), [](const fs::path& p) { return p == ".."; })) {
+    throw UserError("model name '" + model + "' cannot be used as a snapshot directory name");
+  }
+  return fs::absolute(fs::path(dir) / m / ("v" + std::to_string(version) + ".h5"));
+}
+
+}  // namespace
+
+void Hub::Impl::withdraw_or_offload(const Reference& ref) {
+  const auto what = vname(ref.model, ref.version);
+  // Bound on waiting for another rank's offload: its pull, then its write.
+  const auto patience = 2 * options_.pull_deadline;
+  auto give_up = Clock::now() + patience;
+  coord::WorkerId writer = 0;
+  auto pause = std::chrono::milliseconds(5);
+  for (;;) {
+    try {
+      withdraw(ref);
+      return;
+    } catch (const OffloadRequired& e) {
+      if (options_.snapshot_dir.empty()) {
+        throw OffloadRequired(std::string(e.what()) +
+                              ". This hub has no snapshot directory: set HubOptions::snapshot_dir or "
+                              "TENSORHUB_SNAPSHOT_DIR to offload it to a snapshot, or release() it first");
+      }
+    }
+    // Our reference is untouched (unpublish refused): take part in the offload lease.
+    const auto lease = client_->begin_offload(self_, ref.model, ref.version);
+    if (lease.state == coord::OffloadState::kWrite) {
+      try {
+        offload(ref);
+      } catch (...) {
+        try {
+          client_->end_offload(self_, ref.model, ref.version);  // let another holder try
+        } catch (const std::exception& e2) {
+          log_.warn(std::string("end_offload failed: ") + e2.what());
+        }
+        throw;
+      }
+      continue;  // attached: unpublish now goes through
+    }
+    if (lease.state == coord::OffloadState::kWait && lease.holder != writer) {
+      writer = lease.holder;
+      give_up = Clock::now() + patience;
+      log_.info(what + ": worker " + std::to_string(writer) + " is writing its snapshot; keeping this reference until then");
+    }
+    if (Clock::now() > give_up) {
+      throw TimeoutError(what + ": worker " + std::to_string(writer) + " did not attach a snapshot within " +
+                         std::to_string(patience.count()) + " ms; this reference is still published");
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(200));
+  }
+}
+
+void Hub::Impl::offload(const Reference& ref) {
+  const auto start = Clock::now();
+  const auto what = vname(ref.model, ref.version);
+  const auto path = snapshot_path(options_.snapshot_dir, ref.model, ref.version);
+  const Manifest m = manifest(ref.model, Version::exact(ref.version));
+
+  // Whole version in host memory: our own tensors copied from the memory we reference (the
+  // coordinator never assigns a reader its own chunks), every other one pulled from its holders,
+  // which still hold it (they wait for this snapshot before dropping their references).
+  std::vector<std::unique_ptr<std::byte[]>> storage;
+  std::vector<Tensor> all;
+  std::vector<Tensor> to_pull;
+  std::uint64_t local_bytes = 0;
+  for (const auto& e : m.tensors) {
+    const auto n = e.spec.bytes();
+    storage.push_back(std::make_unique_for_overwrite<std::byte[]>(n));
+    const Tensor t{e.spec, storage.back().get(), n, MemoryKind::kHost};
+    all.push_back(t);
+    const auto mine = std::find_if(ref.tensors.begin(), ref.tensors.end(),
+                                   [&](const Tensor& x) { return x.spec.name == e.spec.name; });
+    if (mine == ref.tensors.end()) {
+      to_pull.push_back(t);
+      continue;
+    }
+    if (mine->memory != MemoryKind::kHost) throw UserError(what + ": offloading device memory is not supported yet");
+    std::memcpy(t.data, mine->data, n);
+    // What we write must be what was published (the checksums in the file say so).
+    for (std::uint32_t c = 0; c < e.num_chunks; ++c) {
+      const auto& ch = m.chunks[e.first_chunk + c];
+      if (checksum64(static_cast<const std::byte*>(t.data) + ch.offset, ch.length) != ch.checksum) {
+        throw ChecksumError(what + ": tensor '" + e.spec.name + "' chunk " + std::to_string(c) +
+                            " in this rank's memory no longer matches its checksum (memory changed while it "
+                            "was referenced, or this rank never held all of it)");
+      }
+    }
+    local_bytes += n;
+  }
+  std::uint64_t pulled = 0;
+  if (!to_pull.empty()) {
+    PullOptions po;
+    po.verify = true;
+    po.relay = false;  // these buffers go away after the write
+    pulled = pull(ref.model, Version::exact(ref.version), to_pull, po).bytes;
+  }
+
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec) throw UserError("snapshot directory " + path.parent_path().string() + ": " + ec.message());
+  if (fs::exists(path, ec)) log_.warn(what + ": replacing the existing snapshot " + path.string());
+  const auto write_start = Clock::now();
+  snapshot::write(path.string(), m, all, /*overwrite=*/true);
+  const double write_s = seconds_since(write_start);
+  client_->attach_snapshot(path.string(), m);
+  log_.info("offloaded " + what + " to snapshot " + path.string() + ": " + format_bytes(m.total_bytes()) + " (" +
+            format_bytes(local_bytes) + " from own memory, " + format_bytes(pulled) + " pulled) in " +
+            fixed(seconds_since(start)) + " s (write " + fixed(write_s) + " s)");
+}
+
+std::uint64_t Hub::Impl::read_snapshot(const std::string& path, const Manifest& m, std::span<const Tensor> into,
+                                       bool verify, const std::string& why, const snapshot::Progress& progress) {
+  const auto what = vname(m.model, m.version);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw NotFoundError(why + "; its snapshot file " + path + " is gone");
+  snapshot::SnapshotInfo info;
+  try {
+    info = snapshot::inspect(path);
+  } catch (const UserError& e) {
+    throw NotFoundError(why + "; its snapshot file cannot be read: " + e.what());
+  }
+  // The file must hold the bytes the version's checksums describe (it is checked at attach,
+  // but the file may have been replaced since).
+  std::uint64_t bytes = 0;
+  for (const auto& t : into) {
+    const auto& e = m.tensors[*m.find(t.spec.name)];
+    const auto fi = info.manifest.find(t.spec.name);
+    bool same = fi.has_value() && info.manifest.chunk_bytes == m.chunk_bytes;
+    if (same) {
+      const auto& fe = info.manifest.tensors[*fi];
+      same = fe.spec == e.spec && fe.num_chunks == e.num_chunks;
+      for (std::uint32_t c = 0; same && c < e.num_chunks; ++c) {
+        same = info.manifest.chunks[fe.first_chunk + c].checksum == m.chunks[e.first_chunk + c].checksum;
+      }
+    }
+    if (!same) {
+      throw UserError("snapshot " + path + " does not hold " + what + " (tensor '" + t.spec.name + "' differs)");
+    }
+    bytes += e.spec.bytes();
+  }
+  snapshot::read(path, into, verify, progress);
+  return bytes;
+}
+
+void Hub::Impl::attach_snapshot(const std::string& path) {
+  const auto info = snapshot::inspect(path);
+  const auto abs = fs::absolute(path).string();
+  client_->attach_snapshot(abs, info.manifest);
+  log_.info("attached snapshot " + abs + " as " + vname(info.manifest.model, info.manifest.version));
+}
+
+}  // namespace tensorhub

@@ -1,0 +1,89 @@
+// Pure helpers over NodeTopology (no hwloc).
+#include "tensorhub/topo/node.hpp"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "tensorhub/core/error.hpp"
+
+namespace tensorhub::topo {
+namespace {
+
+constexpr std::array<std::pair<Affinity, std::string_view>, 5> kAffinityNames{{
+    {Affinity::kSamePciSwitch, "pci-switch"},
+    {Affinity::kSameHostBridge, "host-bridge"},
+    {Affinity::kSameNuma, "numa"},
+    {Affinity::kSamePackage, "package"},
+    {Affinity::kCrossSocket, "cross-socket"},
+}};
+
+}  // namespace
+
+std::string_view to_string(Affinity a) {
+  for (const auto& [value, name] : kAffinityNames) {
+    if (value == a) return name;
+  }
+  return "unknown";
+}
+
+Affinity affinity_from_string(std::string_view name) {
+  for (const auto& [value, n] : kAffinityNames) {
+    if (n == name) return value;
+  }
+  throw UserError("unknown affinity class '" + std::string(name) +
+                  "' (expected pci-switch, host-bridge, numa, package or cross-socket)");
+}
+
+std::optional<Affinity> best_nic_affinity(const NodeTopology& node, std::size_t gpu) {
+  if (gpu >= node.gpus.size() || gpu >= node.gpu_nic.size()) {
+    throw UserError("GPU index " + std::to_string(gpu) + " out of range (" + std::to_string(node.gpus.size()) +
+                    " GPUs on " + node.hostname + ")");
+  }
+  const auto& row = node.gpu_nic[gpu];
+  if (row.empty()) return std::nullopt;
+  return *std::min_element(row.begin(), row.end());
+}
+
+std::vector<std::size_t> nearest_nics(const NodeTopology& node, std::size_t gpu) {
+  std::vector<std::size_t> out;
+  const auto best = best_nic_affinity(node, gpu);
+  if (!best) return out;
+  const auto& row = node.gpu_nic[gpu];
+  for (std::size_t n = 0; n < row.size(); ++n) {
+    if (row[n] == *best) out.push_back(n);
+  }
+  return out;
+}
+
+std::string_view known_pci_vendor(std::uint16_t vendor_id) {
+  switch (vendor_id) {
+    case 0x10de:
+      return "NVIDIA";
+    case 0x1002:  // AMD/ATI: GPUs
+    case 0x1022:  // AMD: CPUs, chipsets
+      return "AMD";
+    case 0x8086:
+      return "Intel";
+    case 0x15b3:
+      return "Mellanox";
+    case 0x14e4:
+      return "Broadcom";
+    case 0x1077:
+      return "QLogic";
+    case 0x1924:
+      return "Solarflare";
+    case 0x1d0f:
+      return "Amazon";
+    case 0x1af4:
+      return "Red Hat (virtio)";
+    case 0x1da3:
+      return "Habana";
+    case 0x1a03:
+      return "ASPEED";
+    default:
+      return "";
+  }
+}
+
+}  // namespace tensorhub::topo
