@@ -14,6 +14,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "options.hpp"
 #include "probe_common.hpp"
 #include "report.hpp"
 #include "tensorhub/core/error.hpp"
@@ -103,7 +104,7 @@ int cmd_probe(const Args& args) {
       "Example: tensorhub probe --xml tests/data/topo/gpu8-nic8-2socket.xml\n"
       "Example: mpirun -n 4 --mca osc ucx tensorhub probe -b 8 -e 4MiB -f 4 -n 50 --out topo.json\n"
       "Options");
-  desc.add_options()("help,h", "show this help")(
+  desc.add_options()(
       "xml", po::value(&c.xml), "use this hwloc XML export (lstopo --of xml) instead of discovering the machine")(
       "load", po::value(&c.load), "print a topology file written by --out (no discovery, no MPI)")(
       "json", po::bool_switch(&c.json), "print the topology file as JSON instead of tables")(
@@ -119,12 +120,7 @@ int cmd_probe(const Args& args) {
       "window", po::value(&c.window)->default_value(c.window),
       "MPI_Rgets in flight per bandwidth iteration (fewer for large messages: at most 64MiB in flight)");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options("probe", desc, args, vm)) return 0;
   c.matrix = vm.count("no-matrix") == 0;
   c.command = "tensorhub probe";
   for (const auto& a : args) c.command += " " + a;

@@ -27,7 +27,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-constexpr std::chrono::microseconds kHolderPoll{50};
+// How ranks wait between pairs. The holder of the pair being measured spins in MPI_Test: with
+// Open MPI's osc ucx an MPI_Rget completes only when the holder drives progress (measured here:
+// latency = the holder's polling interval otherwise), and so does any RMA over TCP. Bystanders
+// sleep between polls to leave the CPUs to the pair on oversubscribed nodes.
+constexpr std::chrono::microseconds kHolderPoll{0};
+constexpr std::chrono::microseconds kIdlePoll{500};
 
 // Gathers one string from every rank of `comm` to `root` (others get an empty vector).
 std::vector<std::string> gather_strings(MPI_Comm comm, int root, const std::string& s) {
@@ -135,12 +140,13 @@ topo::GetMatrix measure_matrix(const ProbeConfig& c, int rank, const std::vector
 
   std::vector<double> bw(n * n * ns, 0.0);
   std::vector<double> lat(n * n * ns, 0.0);
+  std::size_t holder = n;  // endpoint index of the holder being read from right now, if any
+  auto wait_for_pair_end = [&] { mpi::sleepy_barrier(MPI_COMM_WORLD, me == holder ? kHolderPoll : kIdlePoll); };
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
       if (i == j) continue;
-      // One pair at a time. The holder waits here too and drives MPI progress from this loop,
-      // which transports without hardware RMA (TCP) need: poll often, sleep in between.
-      mpi::sleepy_barrier(MPI_COMM_WORLD, kHolderPoll);
+      wait_for_pair_end();  // one pair at a time
+      holder = j;
       if (i != me) continue;
       const PairResult r = measure_pair(win, endpoints[j], m.sizes, c, dst);
       for (std::size_t s = 0; s < ns; ++s) {
@@ -149,7 +155,7 @@ topo::GetMatrix measure_matrix(const ProbeConfig& c, int rank, const std::vector
       }
     }
   }
-  mpi::sleepy_barrier(MPI_COMM_WORLD);
+  wait_for_pair_end();
   win.free();  // unlock_all + collective free
 
   std::vector<double> bw_all(rank == 0 ? bw.size() : 0);

@@ -27,6 +27,15 @@ grep -q "wrote 'policy' v7 to $dir/policy-v7.h5" <<<"$out"
 "$bin" snapshot verify "$dir/policy-v7.h5" | tee /dev/stderr | grep -q "all checksums match"
 "$bin" snapshot inspect "$dir/policy-v7.h5" | tee /dev/stderr | grep -q "'policy' v7"
 
+step "snapshot save of v2 from its live holders while a reader keeps following the stream"
+out=$("$mpiexec" "$@" -n 1 "$bin" publish --synthetic 8MiB --tensors 10 --versions 3 --interval 1.5 \
+  : -n 1 "$bin" pull --follow 3 --check-pattern \
+  : -n 2 "$bin" snapshot save --version 2 --out "$dir/saved-v2.h5" 2>&1)
+echo "$out"
+grep -q "wrote 'policy' v2 to $dir/saved-v2.h5" <<<"$out"
+grep -q "rank 1 pulled 'policy' v3" <<<"$out"
+"$bin" snapshot verify "$dir/saved-v2.h5" | grep -q "all checksums match"
+
 step "snapshot load : pull"
 out=$("$mpiexec" "$@" -n 1 "$bin" snapshot load "$dir/policy-v7.h5" : -n 1 "$bin" pull --check-pattern 2>&1)
 echo "$out"
