@@ -12,26 +12,14 @@ bin=$1
 mpiexec=$2
 shift 2
 dir=$(mktemp -d)
-pid=
-stop_serve() { [[ -z "$pid" ]] || { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; }; }
+# shellcheck source=serve_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/serve_lib.sh"
 trap 'stop_serve; rm -rf "$dir"' EXIT
 step() { echo "+ $*" >&2; }
-start_serve() {
-  "$bin" serve --listen 127.0.0.1:0 >"$dir/serve.log" 2>&1 &
-  pid=$!
-  for _ in $(seq 1 100); do
-    grep -q "listening on" "$dir/serve.log" && break
-    sleep 0.1
-  done
-  local port
-  port=$(sed -n 's/.*listening on [^:]*:\([0-9]*\).*/\1/p' "$dir/serve.log")
-  [[ -n "$port" ]] || { echo "serve did not start:"; cat "$dir/serve.log"; exit 1; }
-  export TENSORHUB_HUB=127.0.0.1:$port
-}
 run() { "$mpiexec" "$@" 2>&1; }
 snaps=$dir/snaps
 
-start_serve
+start_serve "$bin" "$dir/serve.log"
 step "status of an empty hub"
 "$bin" status | tee /dev/stderr | grep -q "no models"
 
@@ -79,7 +67,7 @@ grep -q "pulled 'policy' v9" <<<"$out" || { echo "$out"; exit 1; }
 
 step "cold start: a fresh coordinator, recover --seed"
 stop_serve
-start_serve
+start_serve "$bin" "$dir/serve.log"
 "$bin" status | grep -q "no models"
 "$bin" recover --seed --snapshot-dir "$snaps" | tee /dev/stderr | grep -c attached | grep -q 2
 out=$(run "$@" -x TENSORHUB_HUB -n 1 "$bin" pull --check-pattern)
