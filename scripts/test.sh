@@ -17,8 +17,9 @@ This is the command CI runs (.ci/run).
 Labels: 'unit' (no MPI) and 'mpi' (run under mpirun); select with -L / -LE.
 
 Environment:
-  TENSORHUB_SANITIZE=address|undefined|thread
-                 sanitizer build in build-<sanitizer>/ (unless BUILD_DIR is set)
+  TENSORHUB_SANITIZE=address|undefined|address,undefined|thread
+                 sanitizer build in build-<sanitizer>/ (build-asan-ubsan/ for the pair;
+                 unless BUILD_DIR is set)
   BUILD_DIR, BUILD_TYPE, JOBS, TENSORHUB_CMAKE_ARGS   as for scripts/build.sh
   CTEST_PARALLEL_LEVEL   run that many tests at once (ctest's own variable)
 Open MPI settings exported for the tests: OMPI_MCA_rmaps_base_oversubscribe=1, and
@@ -42,8 +43,9 @@ sanitize=${TENSORHUB_SANITIZE:-}
 case "$sanitize" in
   "") build_dir=${BUILD_DIR:-build} ;;
   address | undefined | thread) build_dir=${BUILD_DIR:-build-$sanitize} ;;
+  address,undefined) build_dir=${BUILD_DIR:-build-asan-ubsan} ;;
   *)
-    echo "test.sh: TENSORHUB_SANITIZE must be address, undefined or thread (got '$sanitize')" >&2
+    echo "test.sh: TENSORHUB_SANITIZE must be address, undefined, address,undefined or thread (got '$sanitize')" >&2
     exit 2
     ;;
 esac

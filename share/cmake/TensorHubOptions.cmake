@@ -17,10 +17,13 @@ if(TENSORHUB_SANITIZE STREQUAL "address")
   set(_th_san_flags -fsanitize=address -fno-omit-frame-pointer)
 elseif(TENSORHUB_SANITIZE STREQUAL "undefined")
   set(_th_san_flags -fsanitize=undefined -fno-sanitize-recover=undefined)
+elseif(TENSORHUB_SANITIZE STREQUAL "address,undefined")
+  # One build for both (CI): ASan and UBSan combine; TSan does not combine with ASan.
+  set(_th_san_flags -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
 elseif(TENSORHUB_SANITIZE STREQUAL "thread")
   set(_th_san_flags -fsanitize=thread)
 elseif(NOT TENSORHUB_SANITIZE STREQUAL "")
-  message(FATAL_ERROR "TENSORHUB_SANITIZE must be '', address, undefined or thread")
+  message(FATAL_ERROR "TENSORHUB_SANITIZE must be '', address, undefined, address,undefined or thread")
 endif()
 
 # th_target_defaults(target): C++20, warnings (errors with TENSORHUB_WERROR), sanitizers.
