@@ -5,8 +5,8 @@
 #include <set>
 #include <utility>
 
-#include "tensorhub/coord/planner.hpp"
 #include "tensorhub/core/error.hpp"
+#include "wan_seed.hpp"
 
 namespace tensorhub::coord {
 namespace {
@@ -92,8 +92,14 @@ std::string manifest_difference(const Manifest& version, const Manifest& file) {
 
 }  // namespace
 
-Coordinator::Coordinator(CoordinatorConfig config) : config_(config), log_("coord") {
+Coordinator::Coordinator(CoordinatorConfig config)
+    : config_(std::move(config)), log_("coord"), slots_(config_.slot_grace) {
   if (config_.max_readers_per_source == 0) throw UserError("max_readers_per_source must be at least 1");
+  if (config_.slot_grace.count() < 0) throw UserError("slot_grace must not be negative");
+}
+
+std::chrono::steady_clock::time_point Coordinator::now() const {
+  return config_.clock ? config_.clock() : std::chrono::steady_clock::now();
 }
 
 const WorkerInfo& Coordinator::worker(WorkerId id) const {
@@ -132,8 +138,10 @@ void Coordinator::deregister_worker(WorkerId id) {
       v.drop_pending(id);
       if (auto* h = v.find_holder(id)) h->withdrawn = true;
       if (v.offload_lease == id) v.offload_lease = 0;
+      v.still_wanted.erase(id);
     }
   }
+  slots_.release_worker(id);
   workers_.erase(id);
   changed_.notify_all();
 }
@@ -343,82 +351,6 @@ void Coordinator::offer_relay(const RelayOffer& o) {
   v.holders().emplace(o.reader, std::move(h));
 }
 
-AcquireReply Coordinator::acquire(const AcquireRequest& r) {
-  std::lock_guard lock(mu_);
-  const auto& me = worker(r.reader);
-  auto& v = version_or_throw(r.model, r.version);
-  const auto& man = v.manifest();
-  const auto limit = std::min(std::max<std::uint32_t>(r.max_assign, 1), config_.max_assign_per_call);
-  AcquireReply reply;
-  std::vector<Candidate> cands;
-  std::vector<Holder*> holders;
-  for (const auto c : r.chunks) {
-    if (c >= man.chunks.size()) throw UserError("acquire: chunk id " + std::to_string(c) + " out of range");
-    if (reply.assignments.size() >= limit) break;
-    cands.clear();
-    holders.clear();
-    bool any_holder = false;
-    for (auto& [id, h] : v.holders()) {
-      if (id == r.reader || !h.have[c] || !v.may_serve(h, r.reader)) continue;
-      const auto wit = workers_.find(id);
-      if (wit == workers_.end()) continue;
-      if (v.failed_pairs.count({r.reader, id})) continue;  // this holder already failed this reader
-      any_holder = true;
-      const auto s = serving_.find(id);
-      const auto active = s == serving_.end() ? 0u : static_cast<std::uint32_t>(s->second.size());
-      const bool serves = s != serving_.end() && s->second.count(r.reader) > 0;
-      cands.push_back(Candidate{id, distance_between(me, wit->second), active, serves, h.origin, h.depth});
-      holders.push_back(&h);
-    }
-    if (!any_holder) {
-      reply.unavailable.push_back(c);
-      continue;
-    }
-    const auto pick = choose_source(cands, config_.max_readers_per_source);
-    if (!pick) continue;  // every holder busy: ask again later
-    Holder& src = *holders[*pick];
-    ++src.pins;
-    ++serving_[src.worker][r.reader];
-    if (Holder* mine = v.find_holder(r.reader)) mine->depth = std::max(mine->depth, src.depth + 1);
-    const auto& spec = man.chunks[c];
-    reply.assignments.push_back(
-        Assignment{c, src.worker, workers_.at(src.worker).endpoint, src.regions[spec.tensor], spec.offset, src.origin});
-  }
-  return reply;
-}
-
-void Coordinator::complete(const CompleteRequest& r) {
-  std::lock_guard lock(mu_);
-  auto& v = version_or_throw(r.model, r.version);
-  for (const auto& res : r.results) {
-    Holder* h = v.find_holder(res.holder);
-    if (h == nullptr || h->pins == 0) throw ContractViolation("complete() for a read that was not assigned");
-    --h->pins;
-    auto s = serving_.find(res.holder);
-    if (s != serving_.end()) {
-      auto rd = s->second.find(r.reader);
-      if (rd != s->second.end() && --rd->second == 0) s->second.erase(rd);
-      if (s->second.empty()) serving_.erase(s);
-    }
-    if (!res.ok) v.failed_pairs.insert({r.reader, res.holder});
-    if (!res.ok)
-      log_.warn("reader " + std::to_string(r.reader) + " failed to read chunk " + std::to_string(res.chunk) + " of " +
-                vname(r.model, r.version) + " from worker " + std::to_string(res.holder));
-  }
-  if (!r.now_held.empty()) {
-    Holder* mine = v.find_holder(r.reader);
-    if (mine == nullptr) throw UserError("complete: relay chunks reported without a relay offer");
-    for (const auto c : r.now_held) {
-      if (c >= mine->have.size()) throw UserError("complete: chunk id out of range");
-      if (!mine->have[c]) {
-        mine->have[c] = 1;
-        ++mine->chunks_held;
-      }
-    }
-  }
-  changed_.notify_all();
-}
-
 void Coordinator::finish(const FinishRequest& r) {
   std::lock_guard lock(mu_);
   const GroupKey key{r.model, r.group.name, r.seq};
@@ -427,13 +359,17 @@ void Coordinator::finish(const FinishRequest& r) {
   auto m = models_.find(r.model);
   if (m != models_.end()) {
     auto vit = m->second.find(g->second.version);
-    if (vit != m->second.end()) vit->second.reader_tickets.erase(r.reader);
+    if (vit != m->second.end()) {
+      vit->second.reader_tickets.erase(r.reader);
+      vit->second.still_wanted.erase(r.reader);
+    }
     if (vit != m->second.end() && vit->second.group_pins > 0) {
       --vit->second.group_pins;
       drop_if_unused(r.model, g->second.version);
     }
   }
   if (--g->second.finishes_left == 0) group_reads_.erase(g);
+  for (const auto holder : slots_.idle_slots_of(r.reader)) slots_.release_if_idle(holder, r.reader);
   changed_.notify_all();
 }
 
@@ -451,6 +387,7 @@ std::vector<ModelStatus> Coordinator::status() {
         h.host = w->second.host;
         h.rank = w->second.rank;
       }
+      vs.wan_seeds = live_seeds(v, workers_);
       ms.versions.push_back(std::move(vs));
     }
     out.push_back(std::move(ms));

@@ -215,6 +215,8 @@ pb::WorkerInfo to_proto(const WorkerInfo& info) {
   out.set_rack(info.rack);
   out.set_dc(info.dc);
   out.set_rank(info.rank);
+  if (info.numa >= 0) out.set_numa(info.numa);
+  if (info.gpu >= 0) out.set_gpu(info.gpu);
   return out;
 }
 
@@ -226,6 +228,8 @@ WorkerInfo from_proto(const pb::WorkerInfo& info) {
   out.rack = info.rack();
   out.dc = info.dc();
   out.rank = info.rank();
+  out.numa = info.has_numa() && info.numa() >= 0 ? info.numa() : -1;
+  out.gpu = info.has_gpu() && info.gpu() >= 0 ? info.gpu() : -1;
   return out;
 }
 
@@ -478,6 +482,11 @@ pb::VersionStatus to_proto(const VersionStatus& status) {
   out.set_snapshot(status.snapshot);
   out.mutable_holder_list()->Reserve(static_cast<int>(status.holder_list.size()));
   for (const auto& h : status.holder_list) *out.add_holder_list() = to_proto(h);
+  for (const auto& seed : status.wan_seeds) {
+    auto* x = out.add_wan_seeds();
+    x->set_dc(seed.dc);
+    x->set_worker(seed.worker);
+  }
   return out;
 }
 
@@ -494,6 +503,8 @@ VersionStatus from_proto(const pb::VersionStatus& status) {
   out.snapshot = status.snapshot();
   out.holder_list.reserve(static_cast<std::size_t>(status.holder_list_size()));
   for (const auto& h : status.holder_list()) out.holder_list.push_back(from_proto(h));
+  out.wan_seeds.reserve(static_cast<std::size_t>(status.wan_seeds_size()));
+  for (const auto& seed : status.wan_seeds()) out.wan_seeds.push_back(WanSeed{seed.dc(), seed.worker()});
   return out;
 }
 

@@ -4,12 +4,19 @@
 
 namespace tensorhub::coord {
 
+topo::Labels labels_of(const WorkerInfo& info) {
+  topo::Labels l;
+  l.dc = info.dc;
+  l.rack = info.rack;
+  l.host = info.host;
+  l.numa = info.numa;
+  l.gpu = info.gpu;
+  l.process = info.endpoint;
+  return l;
+}
+
 Distance distance_between(const WorkerInfo& a, const WorkerInfo& b) {
-  if (a.dc != b.dc) return Distance::kOtherDc;
-  if (a.rack != b.rack) return Distance::kSameDc;
-  if (a.host != b.host) return Distance::kSameRack;
-  if (a.endpoint != b.endpoint) return Distance::kSameHost;
-  return Distance::kSameProcess;
+  return topo::distance_between(labels_of(a), labels_of(b));
 }
 
 std::optional<std::size_t> choose_source(std::span<const Candidate> candidates, std::uint32_t max_readers_per_source) {
@@ -20,7 +27,8 @@ std::optional<std::size_t> choose_source(std::span<const Candidate> candidates, 
   };
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const auto& c = candidates[i];
-    if (!c.serves_reader && c.active_readers >= max_readers_per_source) continue;
+    const std::uint32_t limit = c.wan ? 1 : max_readers_per_source;
+    if (!c.serves_reader && c.active_readers >= limit) continue;
     if (!best || key(c) < key(candidates[*best])) best = i;
   }
   return best;

@@ -116,6 +116,15 @@ bool VersionState::sole_holder_of_some_chunk(WorkerId worker) const {
   return false;
 }
 
+bool VersionState::wanted_from(const Holder& h, WorkerId reader) const {
+  const auto w = still_wanted.find(reader);
+  if (w == still_wanted.end()) return false;
+  for (const auto c : w->second) {
+    if (c < h.have.size() && h.have[c]) return true;
+  }
+  return false;
+}
+
 bool VersionState::may_serve(const Holder& h, WorkerId reader) const {
   if (!h.withdrawn) return true;
   // Only origins: their drain also waits for resolved groups (Coordinator::outstanding), so

@@ -4,12 +4,16 @@
 // them. Thread-safe; serve it in-process (it implements Client) or over gRPC (GrpcServer).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <tuple>
 
 #include "tensorhub/coord/client.hpp"
+#include "tensorhub/coord/planner.hpp"
+#include "tensorhub/coord/source_slots.hpp"
 #include "tensorhub/coord/version_state.hpp"
 #include "tensorhub/core/log.hpp"
 
@@ -45,8 +49,13 @@ namespace tensorhub::coord {
 // the version's memory references.
 
 struct CoordinatorConfig {
-  std::uint32_t max_readers_per_source = 2;  // K: concurrent readers one holder serves
+  std::uint32_t max_readers_per_source = 2;  // K: concurrent readers of its DC one holder serves
   std::uint32_t max_assign_per_call = 64;    // cap on AcquireRequest::max_assign
+  // How long a reader keeps its slot at a holder after its reads there drain (source_slots.hpp);
+  // 0 releases it at once.
+  std::chrono::milliseconds slot_grace{200};
+  // The coordinator's clock (tests inject one); empty = std::chrono::steady_clock::now.
+  std::function<std::chrono::steady_clock::time_point()> clock{};
 };
 
 class Coordinator final : public Client {
@@ -93,6 +102,13 @@ class Coordinator final : public Client {
   // Erases the version if nothing keeps it any more (no holder, not retained, no group pin).
   void drop_if_unused(const std::string& model, std::uint64_t version);
   bool lease_alive(const VersionState& v) const;
+  std::chrono::steady_clock::time_point now() const;
+  // Fills `cands`/`holders` with the holders that may serve chunk `c` to `reader` now, applying
+  // the local-first and WAN seed rules (planner.hpp). Returns false if no holder has `c` at all.
+  bool candidates_for(VersionState& v, WorkerId reader, const WorkerInfo& me, std::uint32_t c,
+                      std::vector<Candidate>& cands, std::vector<Holder*>& holders);
+  // Releases `reader`'s idle slots at holders of `v` that have nothing it still wants.
+  void release_unneeded_slots(const VersionState& v, WorkerId reader);
 
   CoordinatorConfig config_;
   Logger log_;
@@ -103,7 +119,7 @@ class Coordinator final : public Client {
   std::map<WorkerId, WorkerInfo> workers_;
   std::map<std::string, std::map<std::uint64_t, VersionState>> models_;
   std::map<GroupKey, GroupRead> group_reads_;
-  std::map<WorkerId, std::map<WorkerId, std::uint32_t>> serving_;  // holder -> reader -> reads
+  SourceSlots slots_;  // who each holder serves (K accounting)
 };
 
 }  // namespace tensorhub::coord

@@ -20,9 +20,11 @@ struct WorkerInfo {
   std::string endpoint;   // Transport::endpoint()
   std::string transport;  // "mpi_rma", "local", ...
   std::string host;
-  std::string rack;        // TENSORHUB_RACK, may be empty
-  std::string dc;          // TENSORHUB_DC, may be empty
+  std::string rack;        // TENSORHUB_RACK or the topology file, may be empty
+  std::string dc;          // TENSORHUB_DC or the topology file, may be empty
   std::int32_t rank = -1;  // rank in the job communicator, -1 if none
+  std::int32_t numa = -1;  // NUMA node of the process's CPU binding, -1 if unknown
+  std::int32_t gpu = -1;   // TENSORHUB_GPU, -1 if unknown (topo::Labels)
 };
 
 // The model-parallel group a call is made on behalf of: `size` ranks, this is `rank`.
@@ -127,6 +129,15 @@ struct HolderStatus {
   std::uint64_t chunks_total = 0;  // chunks of the version
 };
 
+// The reader that seeds datacenter `dc` with a version: the one reader there allowed to read
+// chunks across the WAN from another DC (planner.hpp).
+struct WanSeed {
+  std::string dc;
+  WorkerId worker = 0;
+
+  bool operator==(const WanSeed&) const = default;
+};
+
 struct VersionStatus {
   std::uint64_t version = 0;
   bool committed = false;
@@ -138,6 +149,7 @@ struct VersionStatus {
   std::uint64_t bytes = 0;
   std::string snapshot;                  // path of the snapshot file backing it, empty if none
   std::vector<HolderStatus> holder_list;  // every holder, withdrawn ones included
+  std::vector<WanSeed> wan_seeds;         // live seed of each DC that has one, by dc
 };
 
 // Answer to Client::begin_offload (see the offload-lease design in coordinator.hpp).

@@ -70,6 +70,14 @@ class VersionState {
 
   // (reader, holder) pairs whose reads failed: that holder is not assigned to that reader again.
   std::set<std::pair<WorkerId, WorkerId>> failed_pairs;
+  // The seed of each datacenter (dc label -> reader): the one reader there that reads chunks
+  // across the WAN (wan_seed.hpp). Entries whose reader left or withdrew are stale.
+  std::map<std::string, WorkerId> wan_seeds;
+  // Per reader, the chunks it asked for in its last acquire and was not assigned: while a holder
+  // has one of them, the reader keeps its slot there after its reads drain (source_slots.hpp).
+  std::map<WorkerId, std::vector<std::uint32_t>> still_wanted;
+  // `h` has (and so could serve) one of the chunks `reader` still wants.
+  bool wanted_from(const Holder& h, WorkerId reader) const;
   // Resolution ticket of each reader currently pulling this version (see Coordinator::ticket_).
   std::map<WorkerId, std::uint64_t> reader_tickets;
   // May `reader` read from `h`? Active holders always; a withdrawn origin only for pulls that

@@ -25,7 +25,7 @@ struct Labels {
   bool operator==(const Labels&) const = default;
 };
 
-// Same order and values as coord::Distance, so the planner can convert with a static_cast.
+// coord::Distance is this type (an alias): the planner sorts sources by it.
 enum class Distance : std::uint8_t { kSameProcess = 0, kSameHost = 1, kSameRack = 2, kSameDc = 3, kOtherDc = 4 };
 
 // "process", "host", "rack", "dc", "other-dc".

@@ -1,0 +1,140 @@
+// Coordinator: the read path (acquire, complete). Which holder serves which chunk to which
+// reader: planner.hpp (rules), wan_seed.hpp (one WAN copy per DC), source_slots.hpp (K slots).
+#include <algorithm>
+#include <string>
+
+#include "tensorhub/coord/coordinator.hpp"
+#include "tensorhub/core/error.hpp"
+#include "wan_seed.hpp"
+
+namespace tensorhub::coord {
+namespace {
+
+std::string vname(const std::string& model, std::uint64_t version) {
+  return "'" + model + "' v" + std::to_string(version);
+}
+
+}  // namespace
+
+bool Coordinator::candidates_for(VersionState& v, WorkerId reader, const WorkerInfo& me, std::uint32_t c,
+                                 std::vector<Candidate>& cands, std::vector<Holder*>& holders) {
+  cands.clear();
+  holders.clear();
+  bool any_holder = false;
+  bool any_local = false;
+  for (auto& [id, h] : v.holders()) {
+    if (id == reader || !h.have[c] || !v.may_serve(h, reader)) continue;
+    const auto wit = workers_.find(id);
+    if (wit == workers_.end()) continue;
+    if (v.failed_pairs.count({reader, id})) continue;  // this holder already failed this reader
+    any_holder = true;
+    const auto distance = distance_between(me, wit->second);
+    const bool wan = distance == Distance::kOtherDc;
+    any_local |= !wan;
+    // Same DC: the holder's readers from its (and our) DC, limit K. Across the WAN: the readers
+    // from our DC, limit 1 (the seed), which never take one of the holder's K local slots.
+    const auto active = slots_.readers_from(id, me.dc);
+    cands.push_back(Candidate{id, distance, active, slots_.serves(id, reader), h.origin, h.depth, wan});
+    holders.push_back(&h);
+  }
+  if (any_local) {
+    // Local first: a peer in our DC serves us, even if we have to wait for it.
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < cands.size(); ++i) {
+      if (cands[i].wan) continue;
+      cands[kept] = cands[i];
+      holders[kept] = holders[i];
+      ++kept;
+    }
+    cands.resize(kept);
+    holders.resize(kept);
+  } else if (!cands.empty() && !may_read_across_wan(v, workers_, reader, c)) {
+    cands.clear();  // another reader of our DC brings this chunk over: wait for it
+    holders.clear();
+  }
+  return any_holder;
+}
+
+void Coordinator::release_unneeded_slots(const VersionState& v, WorkerId reader) {
+  for (const auto holder : slots_.idle_slots_of(reader)) {
+    const auto h = v.holders().find(holder);
+    if (h == v.holders().end() || !v.wanted_from(h->second, reader)) slots_.release_if_idle(holder, reader);
+  }
+}
+
+AcquireReply Coordinator::acquire(const AcquireRequest& r) {
+  std::lock_guard lock(mu_);
+  const auto& me = worker(r.reader);
+  auto& v = version_or_throw(r.model, r.version);
+  const auto& man = v.manifest();
+  for (const auto c : r.chunks) {
+    if (c >= man.chunks.size()) throw UserError("acquire: chunk id " + std::to_string(c) + " out of range");
+  }
+  slots_.expire(now());
+  const auto limit = std::min(std::max<std::uint32_t>(r.max_assign, 1), config_.max_assign_per_call);
+  AcquireReply reply;
+  std::vector<std::uint32_t> waiting;  // asked for, still held somewhere, not assigned now
+  std::vector<Candidate> cands;
+  std::vector<Holder*> holders;
+  for (const auto c : r.chunks) {
+    if (reply.assignments.size() >= limit) {
+      waiting.push_back(c);
+      continue;
+    }
+    if (!candidates_for(v, r.reader, me, c, cands, holders)) {
+      reply.unavailable.push_back(c);
+      continue;
+    }
+    const auto pick = choose_source(cands, config_.max_readers_per_source);
+    if (!pick) {
+      waiting.push_back(c);  // every holder busy (or another reader seeds it): ask again later
+      continue;
+    }
+    Holder& src = *holders[*pick];
+    ++src.pins;
+    slots_.add_read(src.worker, r.reader, me.dc);
+    if (Holder* mine = v.find_holder(r.reader)) mine->depth = std::max(mine->depth, src.depth + 1);
+    const auto& spec = man.chunks[c];
+    reply.assignments.push_back(
+        Assignment{c, src.worker, workers_.at(src.worker).endpoint, src.regions[spec.tensor], spec.offset, src.origin});
+  }
+  v.still_wanted[r.reader] = std::move(waiting);
+  release_unneeded_slots(v, r.reader);
+  return reply;
+}
+
+void Coordinator::complete(const CompleteRequest& r) {
+  std::lock_guard lock(mu_);
+  auto& v = version_or_throw(r.model, r.version);
+  const auto t = now();
+  for (const auto& res : r.results) {
+    Holder* h = v.find_holder(res.holder);
+    if (h == nullptr || h->pins == 0) throw ContractViolation("complete() for a read that was not assigned");
+    --h->pins;
+    if (!res.ok) {
+      v.failed_pairs.insert({r.reader, res.holder});
+      drop_seed(v, r.reader);  // a seed whose read failed makes way for the next reader of its DC
+      log_.warn("reader " + std::to_string(r.reader) + " failed to read chunk " + std::to_string(res.chunk) + " of " +
+                vname(r.model, r.version) + " from worker " + std::to_string(res.holder));
+    }
+    // The slot stays (sticky) while the holder still has chunks the reader wants.
+    if (slots_.end_read(res.holder, r.reader, t) &&
+        (!res.ok || !v.may_serve(*h, r.reader) || !v.wanted_from(*h, r.reader))) {
+      slots_.release_if_idle(res.holder, r.reader);
+    }
+  }
+  if (!r.now_held.empty()) {
+    Holder* mine = v.find_holder(r.reader);
+    if (mine == nullptr) throw UserError("complete: relay chunks reported without a relay offer");
+    for (const auto c : r.now_held) {
+      if (c >= mine->have.size()) throw UserError("complete: chunk id out of range");
+      if (!mine->have[c]) {
+        mine->have[c] = 1;
+        ++mine->chunks_held;
+      }
+    }
+  }
+  changed_.notify_all();
+}
+
+}  // namespace tensorhub::coord

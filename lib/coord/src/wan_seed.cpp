@@ -1,0 +1,61 @@
+#include "wan_seed.hpp"
+
+namespace tensorhub::coord {
+namespace {
+
+// `h` is a live relaying reader that will hold chunk `c` (it offered a buffer for its tensor).
+bool relays(const VersionState& v, const Holder& h, std::uint32_t c) {
+  return !h.origin && !h.withdrawn && !h.regions[v.manifest().chunks[c].tensor].empty();
+}
+
+bool relays(const VersionState& v, WorkerId w, std::uint32_t c) {
+  const auto h = v.holders().find(w);
+  return h != v.holders().end() && relays(v, h->second, c);
+}
+
+bool live(const VersionState& v, const WorkerDirectory& workers, WorkerId w) {
+  if (workers.count(w) == 0) return false;
+  const auto h = v.holders().find(w);
+  return h != v.holders().end() && !h->second.origin && !h->second.withdrawn;
+}
+
+}  // namespace
+
+WorkerId live_seed(const VersionState& v, const WorkerDirectory& workers, const std::string& dc) {
+  const auto s = v.wan_seeds.find(dc);
+  return s != v.wan_seeds.end() && live(v, workers, s->second) ? s->second : 0;
+}
+
+std::vector<WanSeed> live_seeds(const VersionState& v, const WorkerDirectory& workers) {
+  std::vector<WanSeed> out;
+  for (const auto& [dc, w] : v.wan_seeds) {
+    if (live(v, workers, w)) out.push_back(WanSeed{dc, w});
+  }
+  return out;
+}
+
+bool may_read_across_wan(VersionState& v, const WorkerDirectory& workers, WorkerId reader, std::uint32_t c) {
+  const std::string& dc = workers.at(reader).dc;
+  const WorkerId seed = live_seed(v, workers, dc);
+  if (seed == reader) return true;
+  if (seed != 0 && relays(v, seed, c)) return false;  // the seed brings `c` into this DC
+  if (relays(v, reader, c)) {
+    if (seed == 0) v.wan_seeds[dc] = reader;  // the first relaying reader to ask seeds its DC
+    return true;
+  }
+  // `reader` would keep its copy to itself: wait if a relaying reader of this DC will fetch `c`.
+  for (const auto& [id, h] : v.holders()) {
+    if (id == reader || h.have[c] || !relays(v, h, c)) continue;
+    const auto w = workers.find(id);
+    if (w != workers.end() && w->second.dc == dc) return false;
+  }
+  return true;
+}
+
+void drop_seed(VersionState& v, WorkerId reader) {
+  for (auto s = v.wan_seeds.begin(); s != v.wan_seeds.end();) {
+    s = s->second == reader ? v.wan_seeds.erase(s) : std::next(s);
+  }
+}
+
+}  // namespace tensorhub::coord
