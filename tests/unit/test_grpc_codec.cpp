@@ -144,7 +144,32 @@ TEST(GrpcCodec, WorkerInfoRoundTrips) {
   EXPECT_EQ(back.rack, info.rack);
   EXPECT_EQ(back.dc, info.dc);
   EXPECT_EQ(back.rank, info.rank);
+  EXPECT_EQ(back.numa, -1);
+  EXPECT_EQ(back.gpu, -1);
   EXPECT_EQ(round_trip(WorkerInfo{}).rank, -1);
+}
+
+TEST(GrpcCodec, WorkerNumaAndGpuLabelsRoundTripAndUnknownStaysUnknown) {
+  WorkerInfo info{kBlob, "mpi_rma", "node-17", "rack-3", "dc-west", 12};
+  info.numa = 1;
+  info.gpu = 0;  // 0 is a real index, not "unset"
+  const auto back = round_trip(info);
+  EXPECT_EQ(back.numa, 1);
+  EXPECT_EQ(back.gpu, 0);
+  info.numa = 0;
+  info.gpu = 7;
+  EXPECT_EQ(round_trip(info).numa, 0);
+  EXPECT_EQ(round_trip(info).gpu, 7);
+  // -1 (unknown) travels as an absent field and comes back as -1.
+  const auto unknown = to_proto(WorkerInfo{});
+  EXPECT_FALSE(unknown.has_numa());
+  EXPECT_FALSE(unknown.has_gpu());
+  EXPECT_EQ(from_proto(over_wire(unknown)).numa, -1);
+  EXPECT_EQ(from_proto(over_wire(unknown)).gpu, -1);
+  // A peer that sends a negative index means "unknown" too.
+  pb::WorkerInfo odd = to_proto(info);
+  odd.set_numa(-5);
+  EXPECT_EQ(from_proto(over_wire(odd)).numa, -1);
 }
 
 TEST(GrpcCodec, GroupRoundTripsAndIsValidated) {
@@ -278,6 +303,7 @@ TEST(GrpcCodec, FinishRoundTrips) {
 
 TEST(GrpcCodec, StatusRoundTrips) {
   VersionStatus backed{1, true, true, 2, 3, 1, 4, 1ull << 40, "/snap/a/v1.h5", {}};
+  backed.wan_seeds = {WanSeed{"dc-east", 9}, WanSeed{"dc-west", 11}};
   backed.holder_list = {HolderStatus{7, "node-3", 5, true, false, 2, 10, 12},
                         HolderStatus{9, "", -1, false, true, 0, 0, 12}};
   const std::vector<ModelStatus> models{
@@ -299,6 +325,7 @@ TEST(GrpcCodec, StatusRoundTrips) {
       EXPECT_EQ(a.pins, b.pins);
       EXPECT_EQ(a.bytes, b.bytes);
       EXPECT_EQ(a.snapshot, b.snapshot);
+      EXPECT_EQ(a.wan_seeds, b.wan_seeds);
       ASSERT_EQ(a.holder_list.size(), b.holder_list.size());
       for (std::size_t h = 0; h < a.holder_list.size(); ++h) {
         const auto& x = a.holder_list[h];

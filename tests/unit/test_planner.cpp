@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tensorhub/coord/planner.hpp"
+#include "tensorhub/topo/labels.hpp"
 
 namespace tensorhub::coord {
 namespace {
@@ -77,6 +79,42 @@ TEST(Distance, EmptyLabelsMatchEachOther) {
   EXPECT_EQ(distance_between(a, at("ep:b", "h1", "", "")), Distance::kSameHost);
   EXPECT_EQ(distance_between(a, at("ep:b", "h2", "r1", "")), Distance::kSameDc);
   EXPECT_EQ(distance_between(a, at("ep:b", "h2", "", "dc1")), Distance::kOtherDc);
+}
+
+// One distance definition: coord's is topo's, on the labels of the worker.
+static_assert(std::is_same_v<Distance, topo::Distance>);
+
+TEST(Distance, LabelsOfAWorker) {
+  auto w = at("ep:a", "h1", "r1", "dc1");
+  w.numa = 1;
+  w.gpu = 3;
+  const topo::Labels l = labels_of(w);
+  EXPECT_EQ(l.dc, "dc1");
+  EXPECT_EQ(l.rack, "r1");
+  EXPECT_EQ(l.host, "h1");
+  EXPECT_EQ(l.numa, 1);
+  EXPECT_EQ(l.gpu, 3);
+  EXPECT_EQ(l.process, "ep:a");  // the transport endpoint identifies the process
+  EXPECT_EQ(labels_of(WorkerInfo{}).numa, -1);
+  EXPECT_EQ(labels_of(WorkerInfo{}).gpu, -1);
+}
+
+TEST(Distance, IsTopoDistanceOnTheLabels) {
+  const std::vector<WorkerInfo> ws{at("ep:a", "h1", "r1", "dc1"), at("ep:b", "h1", "r1", "dc1"),
+                                   at("ep:c", "h2", "r1", "dc1"), at("ep:d", "h3", "r2", "dc1"),
+                                   at("ep:e", "h4", "r3", "dc2"), at("ep:f", "h5", "", ""), at("", "h5", "", "")};
+  for (const auto& x : ws) {
+    for (const auto& y : ws) EXPECT_EQ(distance_between(x, y), topo::distance_between(labels_of(x), labels_of(y)));
+  }
+  // Unknown process identities never make two workers the same process.
+  EXPECT_EQ(distance_between(at("", "h5", "", ""), at("", "h5", "", "")), Distance::kSameHost);
+  // NUMA and GPU labels do not change the class.
+  auto a = at("ep:a", "h1", "r1", "dc1");
+  auto b = at("ep:b", "h1", "r1", "dc1");
+  a.numa = 0;
+  b.numa = 1;
+  a.gpu = 0;
+  EXPECT_EQ(distance_between(a, b), Distance::kSameHost);
 }
 
 // ---- choose_source ---------------------------------------------------------------------------
@@ -152,6 +190,16 @@ TEST(ChooseSource, ShallowerRelayThenLowerIdBreakTies) {
   const std::vector<Candidate> d{cand(8, Distance::kSameHost, 0), cand(3, Distance::kSameHost, 0),
                                  cand(6, Distance::kSameHost, 0)};
   EXPECT_EQ(chosen(d, 2), 3u);
+}
+
+TEST(ChooseSource, AHolderInAnotherDcServesOneReaderOfTheAskingDcWhateverK) {
+  Candidate far = cand(1, Distance::kOtherDc, 0, true);
+  far.wan = true;
+  EXPECT_EQ(chosen({far}, 4), 1u);
+  far.active_readers = 1;  // another reader of our DC (the seed) is served across the WAN
+  EXPECT_EQ(chosen({far}, 4), std::nullopt);
+  far.serves_reader = true;  // ...unless it is us
+  EXPECT_EQ(chosen({far}, 4), 1u);
 }
 
 TEST(ChooseSource, ResultDoesNotDependOnCandidateOrder) {

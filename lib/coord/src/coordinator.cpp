@@ -141,7 +141,7 @@ void Coordinator::deregister_worker(WorkerId id) {
       v.still_wanted.erase(id);
     }
   }
-  slots_.release_worker(id);
+  slots_.forget_worker(id);
   workers_.erase(id);
   changed_.notify_all();
 }

@@ -21,12 +21,16 @@ bool Coordinator::candidates_for(VersionState& v, WorkerId reader, const WorkerI
   cands.clear();
   holders.clear();
   bool any_holder = false;
+  bool any_failed = false;
   bool any_local = false;
   for (auto& [id, h] : v.holders()) {
     if (id == reader || !h.have[c] || !v.may_serve(h, reader)) continue;
     const auto wit = workers_.find(id);
     if (wit == workers_.end()) continue;
-    if (v.failed_pairs.count({reader, id})) continue;  // this holder already failed this reader
+    if (v.failed_pairs.count({reader, id})) {  // this holder already failed this reader
+      any_failed = true;
+      continue;
+    }
     any_holder = true;
     const auto distance = distance_between(me, wit->second);
     const bool wan = distance == Distance::kOtherDc;
@@ -52,7 +56,9 @@ bool Coordinator::candidates_for(VersionState& v, WorkerId reader, const WorkerI
     cands.clear();  // another reader of our DC brings this chunk over: wait for it
     holders.clear();
   }
-  return any_holder;
+  // Every holder of `c` failed this reader: wait for a peer of its DC that will hold `c` (e.g. the
+  // seed that replaced it), else `c` is unavailable to it.
+  return any_holder || (any_failed && dc_peer_will_fetch(v, workers_, reader, c));
 }
 
 void Coordinator::release_unneeded_slots(const VersionState& v, WorkerId reader) {

@@ -57,17 +57,11 @@ void SourceSlots::release_if_idle(WorkerId holder, WorkerId reader) {
   if (s != h->second.end() && s->second.reads == 0) erase(h, reader);
 }
 
-void SourceSlots::release_worker(WorkerId worker) {
+void SourceSlots::forget_worker(WorkerId worker) {
+  by_holder_.erase(worker);
   for (auto h = by_holder_.begin(); h != by_holder_.end();) {
-    auto& readers = h->second;
-    for (auto s = readers.begin(); s != readers.end();) {
-      if (s->second.reads == 0 && (h->first == worker || s->first == worker)) {
-        s = readers.erase(s);
-      } else {
-        ++s;
-      }
-    }
-    h = readers.empty() ? by_holder_.erase(h) : std::next(h);
+    h->second.erase(worker);
+    h = h->second.empty() ? by_holder_.erase(h) : std::next(h);
   }
 }
 

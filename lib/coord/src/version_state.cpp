@@ -119,8 +119,11 @@ bool VersionState::sole_holder_of_some_chunk(WorkerId worker) const {
 bool VersionState::wanted_from(const Holder& h, WorkerId reader) const {
   const auto w = still_wanted.find(reader);
   if (w == still_wanted.end()) return false;
+  const bool relay = !h.origin && !h.withdrawn;
   for (const auto c : w->second) {
-    if (c < h.have.size() && h.have[c]) return true;
+    if (c >= h.have.size()) continue;
+    // Has it, or is a relaying reader that will have it (it offered a buffer for its tensor).
+    if (h.have[c] || (relay && !h.regions[manifest_.chunks[c].tensor].empty())) return true;
   }
   return false;
 }

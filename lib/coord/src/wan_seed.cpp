@@ -19,6 +19,17 @@ bool live(const VersionState& v, const WorkerDirectory& workers, WorkerId w) {
   return h != v.holders().end() && !h->second.origin && !h->second.withdrawn;
 }
 
+// Some registered holder other than `reader` that may serve it and has not failed it has `c`.
+bool can_fetch(const VersionState& v, const WorkerDirectory& workers, WorkerId reader, std::uint32_t c) {
+  for (const auto& [id, h] : v.holders()) {
+    if (id != reader && h.have[c] && v.may_serve(h, reader) && workers.count(id) > 0 &&
+        v.failed_pairs.count({reader, id}) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 WorkerId live_seed(const VersionState& v, const WorkerDirectory& workers, const std::string& dc) {
@@ -38,18 +49,24 @@ bool may_read_across_wan(VersionState& v, const WorkerDirectory& workers, Worker
   const std::string& dc = workers.at(reader).dc;
   const WorkerId seed = live_seed(v, workers, dc);
   if (seed == reader) return true;
-  if (seed != 0 && relays(v, seed, c)) return false;  // the seed brings `c` into this DC
+  // The seed brings `c` into this DC. (If it has `c` already and we still ask, its copy failed us.)
+  if (seed != 0 && relays(v, seed, c) && !v.holders().at(seed).have[c]) return false;
   if (relays(v, reader, c)) {
     if (seed == 0) v.wan_seeds[dc] = reader;  // the first relaying reader to ask seeds its DC
     return true;
   }
   // `reader` would keep its copy to itself: wait if a relaying reader of this DC will fetch `c`.
+  return !dc_peer_will_fetch(v, workers, reader, c);
+}
+
+bool dc_peer_will_fetch(const VersionState& v, const WorkerDirectory& workers, WorkerId reader, std::uint32_t c) {
+  const std::string& dc = workers.at(reader).dc;
   for (const auto& [id, h] : v.holders()) {
     if (id == reader || h.have[c] || !relays(v, h, c)) continue;
     const auto w = workers.find(id);
-    if (w != workers.end() && w->second.dc == dc) return false;
+    if (w != workers.end() && w->second.dc == dc && can_fetch(v, workers, id, c)) return true;
   }
-  return true;
+  return false;
 }
 
 void drop_seed(VersionState& v, WorkerId reader) {

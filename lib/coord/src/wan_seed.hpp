@@ -38,6 +38,11 @@ std::vector<WanSeed> live_seeds(const VersionState& v, const WorkerDirectory& wo
 // its own DC can serve `c` and one in another DC can. May make `reader` its DC's seed.
 bool may_read_across_wan(VersionState& v, const WorkerDirectory& workers, WorkerId reader, std::uint32_t c);
 
+// Another live relaying reader of `reader`'s DC does not hold chunk `c` yet but can fetch it from
+// a holder that has not failed it: `reader` may wait for it rather than cross the WAN itself, or
+// rather than give up on `c` when every holder of `c` failed `reader`.
+bool dc_peer_will_fetch(const VersionState& v, const WorkerDirectory& workers, WorkerId reader, std::uint32_t c);
+
 // A read of `reader` failed: if it seeds a DC, it no longer does.
 void drop_seed(VersionState& v, WorkerId reader);
 

@@ -12,6 +12,7 @@
 #include "hub_impl.hpp"
 #include "tensorhub/coord/grpc_client.hpp"
 #include "tensorhub/core/units.hpp"
+#include "tensorhub/topo/labels.hpp"
 
 namespace tensorhub {
 namespace {
@@ -63,9 +64,14 @@ Hub::Impl::Impl(MPI_Comm comm, HubOptions options)
   coord::WorkerInfo info;
   info.endpoint = transport_->endpoint();
   info.transport = std::string(transport_->name());
-  info.host = local_hostname();
-  info.rack = env_or("TENSORHUB_RACK", "");
-  info.dc = env_or("TENSORHUB_DC", "");
+  // dc/rack from TENSORHUB_DC / TENSORHUB_RACK or the TENSORHUB_TOPOLOGY file, numa from the
+  // CPU binding, gpu from TENSORHUB_GPU (share/doc/topology.md).
+  const auto labels = topo::local_labels();
+  info.host = labels.host.empty() ? local_hostname() : labels.host;
+  info.rack = labels.rack;
+  info.dc = labels.dc;
+  info.numa = labels.numa;
+  info.gpu = labels.gpu;
   info.rank = rank_;
   self_ = client_->register_worker(info);
   log_.info("joined hub " + address_ + " as worker " + std::to_string(self_));

@@ -52,7 +52,10 @@ class PullRun {
       while (remaining_ > 0) {
         bool progressed = acquire_more();
         progressed |= reap();
-        if (!results_.empty() && (inflight_.empty() || results_.size() >= o_.inflight / 2 + 1)) flush();
+        // Chunks this reader now holds are announced at once (one complete() per reap), so the
+        // readers relaying from it are not held back; otherwise completions go in batches.
+        const bool announce = o_.relay && !held_.empty();
+        if (!results_.empty() && (announce || inflight_.empty() || results_.size() >= o_.inflight / 2 + 1)) flush();
         if (Clock::now() > deadline) {
           throw TimeoutError("pull of '" + m_.model + "' v" + std::to_string(m_.version) + " did not finish within " +
                              std::to_string(o_.deadline.count()) + " ms (" + std::to_string(remaining_) +

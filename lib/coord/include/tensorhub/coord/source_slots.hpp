@@ -46,8 +46,9 @@ class SourceSlots {
 
   // Releases the slot if it is idle (no read in flight).
   void release_if_idle(WorkerId holder, WorkerId reader);
-  // Releases every idle slot `worker` holds as a reader, or has as a holder (it left).
-  void release_worker(WorkerId worker);
+  // `worker` left: drops its slots as a reader and as a holder, busy ones included (a reader
+  // that left never completes its reads, and must not keep a K slot or a DC's WAN slot).
+  void forget_worker(WorkerId worker);
   // Releases idle slots that have been idle for at least the grace period.
   void expire(Clock::time_point now);
 

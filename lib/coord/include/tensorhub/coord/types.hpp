@@ -149,7 +149,7 @@ struct VersionStatus {
   std::uint64_t bytes = 0;
   std::string snapshot;                  // path of the snapshot file backing it, empty if none
   std::vector<HolderStatus> holder_list;  // every holder, withdrawn ones included
-  std::vector<WanSeed> wan_seeds;         // live seed of each DC that has one, by dc
+  std::vector<WanSeed> wan_seeds{};       // live seed of each DC that has one, by dc
 };
 
 // Answer to Client::begin_offload (see the offload-lease design in coordinator.hpp).

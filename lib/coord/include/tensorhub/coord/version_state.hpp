@@ -76,7 +76,7 @@ class VersionState {
   // Per reader, the chunks it asked for in its last acquire and was not assigned: while a holder
   // has one of them, the reader keeps its slot there after its reads drain (source_slots.hpp).
   std::map<WorkerId, std::vector<std::uint32_t>> still_wanted;
-  // `h` has (and so could serve) one of the chunks `reader` still wants.
+  // `h` has one of the chunks `reader` still wants, or relays one (it will have it).
   bool wanted_from(const Holder& h, WorkerId reader) const;
   // Resolution ticket of each reader currently pulling this version (see Coordinator::ticket_).
   std::map<WorkerId, std::uint64_t> reader_tickets;

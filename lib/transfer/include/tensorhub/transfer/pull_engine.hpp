@@ -6,6 +6,9 @@
 // complete (which releases the holder's pin and, with relay on, makes this reader a holder of
 // the chunk). A failed read is reported and the chunk asked for again, so another holder
 // serves it. The engine never returns with a read in flight or a pin held.
+// Completions are reported in batches (half the in-flight window), except with relay on: then
+// every poll that completed chunks is reported at once, so that they become relay sources
+// without delay.
 #pragma once
 
 #include <chrono>
