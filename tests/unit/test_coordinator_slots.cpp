@@ -169,7 +169,7 @@ TEST(CoordinatorSlots, TheSlotIsReleasedWhenTheHolderHasNothingMoreTheReaderWant
   // a's last acquire was assigned everything it asked for: it wants nothing more from t.
   const auto rest = acquire(s.c, s.a, "m", 1, {2, 3});
   ASSERT_EQ(rest.assignments.size(), 2u);
-  EXPECT_FALSE(s.b_gets_the_trainer());  // reads in flight
+  EXPECT_FALSE(s.b_gets_the_trainer());              // reads in flight
   complete_all(s.c, s.a, "m", 1, rest.assignments);  // (not relayed, so b has to go to t)
   EXPECT_TRUE(s.b_gets_the_trainer());
 }

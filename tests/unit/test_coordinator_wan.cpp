@@ -46,7 +46,10 @@ void fail_all(Coordinator& c, WorkerId reader, const std::vector<Assignment>& do
 // Origin p in dc0 publishes "m" v1 (4 chunks); readers a, b, d in dc1.
 struct TwoDcs {
   explicit TwoDcs(std::uint32_t k = 2, bool relay = true)
-      : c(no_grace(k)), p(add_in(c, "p", "dc0")), a(add_in(c, "a", "dc1")), b(add_in(c, "b", "dc1")),
+      : c(no_grace(k)),
+        p(add_in(c, "p", "dc0")),
+        a(add_in(c, "a", "dc1")),
+        b(add_in(c, "b", "dc1")),
         d(add_in(c, "d", "dc1")) {
     publish_one(c, p, "m", 1, 4 * kChunk);
     for (const auto r : {a, b, d}) {
@@ -123,8 +126,8 @@ TEST(CoordinatorWan, ChunksTheSeedDoesNotPullAreFetchedByAReaderThatRelaysThem) 
   const auto a = add_in(c, "a", "dc1");
   const auto b = add_in(c, "b", "dc1");
   c.publish(request(p, "m", 1, {"trainer", 1, 0}, {{"x", kChunk}, {"y", kChunk}}));  // chunks 0 and 1
-  c.offer_relay(RelayOffer{a, "m", 1, {region(a, "x"), ""}});  // a pulls only x
-  c.offer_relay(RelayOffer{b, "m", 1, {"", region(b, "y")}});  // b pulls only y
+  c.offer_relay(RelayOffer{a, "m", 1, {region(a, "x"), ""}});                        // a pulls only x
+  c.offer_relay(RelayOffer{b, "m", 1, {"", region(b, "y")}});                        // b pulls only y
   const auto x = acquire(c, a, "m", 1, {0});
   ASSERT_EQ(x.assignments.size(), 1u);
   EXPECT_EQ(seeds(c), (std::vector<WanSeed>{{"dc1", a}}));

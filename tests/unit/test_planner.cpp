@@ -102,7 +102,8 @@ TEST(Distance, LabelsOfAWorker) {
 TEST(Distance, IsTopoDistanceOnTheLabels) {
   const std::vector<WorkerInfo> ws{at("ep:a", "h1", "r1", "dc1"), at("ep:b", "h1", "r1", "dc1"),
                                    at("ep:c", "h2", "r1", "dc1"), at("ep:d", "h3", "r2", "dc1"),
-                                   at("ep:e", "h4", "r3", "dc2"), at("ep:f", "h5", "", ""), at("", "h5", "", "")};
+                                   at("ep:e", "h4", "r3", "dc2"), at("ep:f", "h5", "", ""),
+                                   at("", "h5", "", "")};
   for (const auto& x : ws) {
     for (const auto& y : ws) EXPECT_EQ(distance_between(x, y), topo::distance_between(labels_of(x), labels_of(y)));
   }

@@ -168,8 +168,9 @@ TEST_F(PullEngineFlush, WithoutRelayCompletionsAreBatched) {
   pull(/*relay=*/false);
   EXPECT_EQ(results_reported(), kChunks);
   EXPECT_LT(client_.completes.size(), kChunks);
-  const auto biggest = std::max_element(client_.completes.begin(), client_.completes.end(),
-                                        [](const auto& a, const auto& b) { return a.results.size() < b.results.size(); });
+  const auto biggest =
+      std::max_element(client_.completes.begin(), client_.completes.end(),
+                       [](const auto& a, const auto& b) { return a.results.size() < b.results.size(); });
   EXPECT_GE(biggest->results.size(), 8u / 2 + 1);
   for (const auto& c : client_.completes) EXPECT_TRUE(c.now_held.empty());
 }

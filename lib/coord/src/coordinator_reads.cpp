@@ -5,16 +5,10 @@
 
 #include "tensorhub/coord/coordinator.hpp"
 #include "tensorhub/core/error.hpp"
+#include "vname.hpp"
 #include "wan_seed.hpp"
 
 namespace tensorhub::coord {
-namespace {
-
-std::string vname(const std::string& model, std::uint64_t version) {
-  return "'" + model + "' v" + std::to_string(version);
-}
-
-}  // namespace
 
 bool Coordinator::candidates_for(VersionState& v, WorkerId reader, const WorkerInfo& me, std::uint32_t c,
                                  std::vector<Candidate>& cands, std::vector<Holder*>& holders) {

@@ -144,7 +144,7 @@ void Hub::Impl::close() {
   closed_ = true;
   // Withdraw everything this rank serves, newest first, waiting for its readers (and offloading
   // retained versions this rank is the last holder of).
-  std::exception_ptr refused;  // OffloadRequired without a snapshot dir: reported after teardown
+  std::exception_ptr refused;   // OffloadRequired without a snapshot dir: reported after teardown
   std::vector<Reference> kept;  // still referenced at the coordinator until we deregister
   while (!references_.empty()) {
     try {
@@ -231,8 +231,8 @@ std::vector<ModelInfo> Hub::status() {
       vi.bytes = v.bytes;
       vi.snapshot = v.snapshot;
       for (const auto& h : v.holder_list) {
-        vi.holder_list.push_back(HolderInfo{h.worker, h.host, h.rank, h.origin, h.withdrawn, h.pins, h.chunks_held,
-                                            h.chunks_total});
+        vi.holder_list.push_back(
+            HolderInfo{h.worker, h.host, h.rank, h.origin, h.withdrawn, h.pins, h.chunks_held, h.chunks_total});
       }
       mi.versions.push_back(std::move(vi));
     }

@@ -101,8 +101,8 @@ class PullRun {
     // Thrown after the assignments are in flight, so the error path releases their pins.
     if (!reply.unavailable.empty()) {
       throw ChunksUnavailable("'" + m_.model + "' v" + std::to_string(m_.version) + ": no live holder has " +
-                          chunk_name(m_, reply.unavailable.front()) + " (" + std::to_string(reply.unavailable.size()) +
-                          " chunks lost)");
+                              chunk_name(m_, reply.unavailable.front()) + " (" +
+                              std::to_string(reply.unavailable.size()) + " chunks lost)");
     }
     if (reply.assignments.empty()) {
       backoff_us_ = std::min(backoff_us_ * 2, 5000);

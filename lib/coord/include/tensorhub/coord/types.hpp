@@ -120,11 +120,11 @@ struct FinishRequest {
 // One holder (reference) of a version, as `tensorhub status` shows it.
 struct HolderStatus {
   WorkerId worker = 0;
-  std::string host;         // empty once the worker has deregistered
-  std::int32_t rank = -1;   // rank in its job communicator, -1 if none or unknown
-  bool origin = false;      // publisher of a shard (not a relaying reader)
-  bool withdrawn = false;   // unpublished, waiting for its reads to drain
-  std::uint32_t pins = 0;   // reads in flight from it
+  std::string host;        // empty once the worker has deregistered
+  std::int32_t rank = -1;  // rank in its job communicator, -1 if none or unknown
+  bool origin = false;     // publisher of a shard (not a relaying reader)
+  bool withdrawn = false;  // unpublished, waiting for its reads to drain
+  std::uint32_t pins = 0;  // reads in flight from it
   std::uint64_t chunks_held = 0;
   std::uint64_t chunks_total = 0;  // chunks of the version
 };
@@ -147,7 +147,7 @@ struct VersionStatus {
   std::uint32_t origin_holders = 0;  // live publishers
   std::uint32_t pins = 0;
   std::uint64_t bytes = 0;
-  std::string snapshot;                  // path of the snapshot file backing it, empty if none
+  std::string snapshot;                   // path of the snapshot file backing it, empty if none
   std::vector<HolderStatus> holder_list;  // every holder, withdrawn ones included
   std::vector<WanSeed> wan_seeds{};       // live seed of each DC that has one, by dc
 };
