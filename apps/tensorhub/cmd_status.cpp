@@ -37,14 +37,26 @@ int cmd_status(const Args& args) {
       for (const auto& v : m.versions) {
         nlohmann::json jh = nlohmann::json::array();
         for (const auto& h : v.holder_list) {
-          jh.push_back({{"worker", h.worker}, {"host", h.host}, {"rank", h.rank}, {"origin", h.origin},
-                        {"withdrawn", h.withdrawn}, {"pins", h.pins}, {"chunks_held", h.chunks_held},
+          jh.push_back({{"worker", h.worker},
+                        {"host", h.host},
+                        {"rank", h.rank},
+                        {"origin", h.origin},
+                        {"withdrawn", h.withdrawn},
+                        {"pins", h.pins},
+                        {"chunks_held", h.chunks_held},
                         {"chunks_total", h.chunks_total}});
         }
-        jm["versions"].push_back({{"version", v.version}, {"state", version_state(v)}, {"committed", v.committed},
-                                  {"readable", v.readable}, {"retained", v.retained}, {"holders", v.holders},
-                                  {"origin_holders", v.origin_holders}, {"pins", v.pins}, {"bytes", v.bytes},
-                                  {"snapshot", v.snapshot}, {"holder_list", jh}});
+        jm["versions"].push_back({{"version", v.version},
+                                  {"state", version_state(v)},
+                                  {"committed", v.committed},
+                                  {"readable", v.readable},
+                                  {"retained", v.retained},
+                                  {"holders", v.holders},
+                                  {"origin_holders", v.origin_holders},
+                                  {"pins", v.pins},
+                                  {"bytes", v.bytes},
+                                  {"snapshot", v.snapshot},
+                                  {"holder_list", jh}});
       }
       j["models"].push_back(jm);
     }
