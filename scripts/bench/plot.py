@@ -101,7 +101,8 @@ def plot_crossdc(d, axes):
     names = [m["method"] for m in d["methods"]]
     last = [ratio_or_seconds(m, "last_ratio", "last_reader_s") for m in d["methods"]]
     grouped_bars(axes[0], names, {"WAN bytes / S per version": [m["wan_ratio"] for m in d["methods"]]},
-                 "WAN bytes / S", f"two DCs, {d['remote_readers']} of {d['readers']} readers remote ({subtitle(d)})")
+                 "WAN bytes / S", f"two DCs, {d['remote_readers']} of {d['readers']} readers remote "
+                 f"({subtitle(d)}, WAN {d.get('wan_mbit', 0):g} Mbit/s)")
     grouped_bars(axes[1], names, {"last reader": [x[0] for x in last]}, f"last reader ({last[0][1]})",
                  "time until every reader has the model")
 
