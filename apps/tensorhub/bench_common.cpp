@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "tensorhub/core/checksum.hpp"
@@ -22,34 +20,13 @@ int piece_len(std::uint64_t bytes, int i) {
   return static_cast<int>(std::min<std::uint64_t>(kPiece, bytes - static_cast<std::uint64_t>(i) * kPiece));
 }
 
-// tx/rx bytes of `iface` in this network namespace, from /proc/net/dev.
-std::optional<std::pair<double, double>> iface_bytes(const std::string& iface) {
-  std::ifstream in("/proc/net/dev");
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string name = line.substr(0, colon);
-    name.erase(0, name.find_first_not_of(' '));
-    if (name != iface) continue;
-    std::istringstream fields(line.substr(colon + 1));
-    std::vector<double> v;
-    double x = 0;
-    while (fields >> x) v.push_back(x);
-    if (v.size() < 9) return std::nullopt;
-    return std::make_pair(v[8], v[0]);
-  }
-  return std::nullopt;
-}
-
-std::string getenv_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
 }  // namespace
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+Clock::time_point at_offset(Clock::time_point t0, double seconds) {
+  return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
 
 CommonFlags::CommonFlags() {
   hub.chunk = "512KiB";
@@ -198,77 +175,15 @@ std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine) 
   return out;
 }
 
-Counters::Counters(const CommonFlags& f, int rank) : cmd_(f.counters_cmd), rank_(rank) {
-  if (f.iface == "auto") {
-    iface_ = iface_bytes("th-eth0") ? "th-eth0" : "";
-  } else if (f.iface != "none") {
-    iface_ = f.iface;
-    if (!iface_bytes(iface_)) throw UserError("--iface " + iface_ + ": no such interface in /proc/net/dev");
-  }
-}
-
-std::map<std::string, double> Counters::sample() const {
-  std::map<std::string, double> out;
-  if (const auto b = iface_.empty() ? std::nullopt : iface_bytes(iface_)) {
-    out["host_tx"] = b->first;
-    out["host_rx"] = b->second;
-  }
-  if (rank_ != 0 || cmd_.empty()) return out;
-  FILE* p = popen(cmd_.c_str(), "r");
-  if (p == nullptr) throw UserError("--counters-cmd: cannot run '" + cmd_ + "'");
-  char key[256];
-  double value = 0;
-  while (std::fscanf(p, "%255s %lf", key, &value) == 2) out[std::string("cmd:") + key] = value;
-  if (pclose(p) != 0) throw UserError("--counters-cmd '" + cmd_ + "' failed");
-  return out;
-}
-
-void Counters::start() { before_ = sample(); }
-
-nlohmann::json Counters::stop(MPI_Comm comm) {
-  const auto after = sample();
-  std::vector<double> mine;
-  if (!iface_.empty())
-    mine = {after.at("host_tx") - before_.at("host_tx"), after.at("host_rx") - before_.at("host_rx")};
-  const auto rows = gather_rows(comm, mine);
-  nlohmann::json j{{"host_tx_bytes", nullptr}, {"host_rx_bytes", nullptr}, {"counters", nullptr}};
-  if (rank_ != 0) return j;
-  if (!iface_.empty()) {
-    j["iface"] = iface_;
-    j["host_tx_bytes"] = nlohmann::json::array();
-    j["host_rx_bytes"] = nlohmann::json::array();
-    for (const auto& r : rows) {
-      j["host_tx_bytes"].push_back(r.size() == 2 ? nlohmann::json(r[0]) : nlohmann::json());
-      j["host_rx_bytes"].push_back(r.size() == 2 ? nlohmann::json(r[1]) : nlohmann::json());
-    }
-  }
-  if (!cmd_.empty()) {
-    j["counters"] = nlohmann::json::object();
-    for (const auto& [k, v] : after) {
-      if (k.rfind("cmd:", 0) == 0 && before_.count(k)) j["counters"][k.substr(4)] = v - before_.at(k);
-    }
-  }
-  return j;
-}
-
-nlohmann::json rank_labels(MPI_Comm comm, const std::vector<std::string>& roles) {
-  const auto hosts = gather_strings(comm, mpi::processor_name());
-  const auto dcs = gather_strings(comm, getenv_or_empty("TENSORHUB_DC"));
-  nlohmann::json out = nlohmann::json::array();
-  for (std::size_t r = 0; r < hosts.size(); ++r) {
-    out.push_back({{"rank", r}, {"role", r < roles.size() ? roles[r] : ""}, {"host", hosts[r]}, {"dc", dcs[r]}});
-  }
-  return out;
-}
-
 nlohmann::json header(const std::string& scenario, const Args& args, const CommonFlags& f, const Model& m,
                       int world_size) {
   std::string cmd = "tensorhub bench " + scenario;
   for (const auto& a : args) cmd += " " + a;
   const auto sr = sr_seconds(m.bytes, f.link_mbit);
+  const char* launch = std::getenv("TH_BENCH_LAUNCH");
   nlohmann::json j{{"benchmark", scenario},
                    {"command", cmd},
-                   {"launch", getenv_or_empty("TH_BENCH_LAUNCH")},
+                   {"launch", launch ? launch : ""},
                    {"world_size", world_size},
                    {"model_bytes", m.bytes},
                    {"message_bytes", m.arena_bytes},

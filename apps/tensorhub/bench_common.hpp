@@ -26,6 +26,8 @@ namespace tensorhub::cli::bench {
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t);
+// t0 + seconds.
+Clock::time_point at_offset(Clock::time_point t0, double seconds);
 
 // Flags of every fan-out benchmark; hub defaults tuned for 100 Mbit/s links (chunk 512KiB,
 // max-readers 1, inflight 3).

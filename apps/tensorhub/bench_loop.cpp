@@ -61,6 +61,13 @@ void LoopRig::publish(std::uint64_t v) {
   published_[b] = v;
 }
 
+void LoopRig::publish_on_schedule(Clock::time_point t0, double period, std::uint64_t last) {
+  for (std::uint64_t v = 2; v <= last; ++v) {
+    progress_sleep_until(at_offset(t0, static_cast<double>(v - 1) * period));
+    publish(v);
+  }
+}
+
 PullRecord LoopRig::pull_latest(Clock::time_point t0, PullRecord::Kind kind) {
   PullRecord r;
   const auto start = Clock::now();

@@ -43,6 +43,8 @@ class LoopRig {
   // Trainer: publishes version v (1, 2, ...) from buffer v % 2, first withdrawing the version that
   // buffer held (unpublish waits for its readers).
   void publish(std::uint64_t v);
+  // Trainer: publishes versions 2..`last` at t0 + (v-1) * period (version 1 is published already).
+  void publish_on_schedule(Clock::time_point t0, double period, std::uint64_t last);
   // Rollout: resolves and pulls the latest version when it is newer than what it holds
   // (kind kNothingNew and no pull otherwise). `t0` is the run's start.
   PullRecord pull_latest(Clock::time_point t0, PullRecord::Kind kind);

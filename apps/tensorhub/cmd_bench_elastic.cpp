@@ -30,10 +30,6 @@ struct ElasticConfig {
   std::uint32_t versions = 0;  // 0: until the last newcomer has arrived
 };
 
-Clock::time_point at(Clock::time_point t0, double seconds) {
-  return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-}
-
 std::uint32_t version_count(const ElasticConfig& c, int readers) {
   if (c.versions > 0) return c.versions;
   return 1 + static_cast<std::uint32_t>(std::floor((readers - 1) * c.delta / c.period));
@@ -50,12 +46,9 @@ int run_elastic(const ElasticConfig& c, const Args& args) {
   const auto t0 = Clock::now();
   std::vector<PullRecord> recs;
   if (rig.trainer()) {
-    for (std::uint32_t v = 2; v <= versions; ++v) {
-      progress_sleep_until(at(t0, (v - 1) * c.period));
-      rig.publish(v);
-    }
+    rig.publish_on_schedule(t0, c.period, versions);
   } else {
-    progress_sleep_until(at(t0, (rig.rank() - 1) * c.delta));
+    progress_sleep_until(at_offset(t0, (rig.rank() - 1) * c.delta));
     recs.push_back(rig.pull_latest(t0, PullRecord::kFirst));
     while (rig.held().value_or(0) < versions) {
       if (rig.wait_newer(std::chrono::milliseconds(200))) recs.push_back(rig.pull_latest(t0, PullRecord::kPull));

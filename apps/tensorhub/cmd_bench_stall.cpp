@@ -44,17 +44,13 @@ class Generator {
   void generate() {
     std::uniform_real_distribution<double> d(-c_.jitter, c_.jitter);
     const double s = c_.generate * (1.0 + d(rng_));
-    progress_sleep_until(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)));
+    progress_sleep_until(at_offset(Clock::now(), s));
   }
 
  private:
   const StallConfig& c_;
   std::mt19937_64 rng_;
 };
-
-Clock::time_point at(Clock::time_point t0, double seconds) {
-  return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-}
 
 double run_tensorhub(const StallConfig& c, LoopRig& rig, std::vector<PullRecord>& recs) {
   if (rig.trainer()) rig.publish(1);
@@ -63,10 +59,7 @@ double run_tensorhub(const StallConfig& c, LoopRig& rig, std::vector<PullRecord>
   mpi::sleepy_barrier(MPI_COMM_WORLD);
   const auto t0 = Clock::now();
   if (rig.trainer()) {
-    for (std::uint32_t v = 2; v <= c.versions; ++v) {
-      progress_sleep_until(at(t0, (v - 1) * c.period));
-      rig.publish(v);
-    }
+    rig.publish_on_schedule(t0, c.period, c.versions);
   } else {
     Generator gen(c, rig.rank());
     while (rig.held().value_or(0) < c.versions) {
@@ -87,7 +80,7 @@ double run_bcast(const StallConfig& c, LoopRig& rig, std::vector<PullRecord>& re
   Generator gen(c, rig.rank());
   for (std::uint32_t v = 2; v <= c.versions; ++v) {
     if (rig.trainer()) {
-      progress_sleep_until(at(t0, (v - 1) * c.period));
+      progress_sleep_until(at_offset(t0, (v - 1) * c.period));
       a.fill(v);
       bcast_pieces(a.data(), a.bytes(), 0, MPI_COMM_WORLD);
       continue;
