@@ -15,10 +15,9 @@ DC 0 = h0..h(ceil((N+1)/2)-1) with the trainer on h0, DC 1 = the rest (default N
 DC 0, 3 in DC 1). S = --size (32MiB), V versions per method (2).
 Writes --out (default share/results/bench-crossdc.json); checks that every rank's TENSORHUB_DC
 label matches its host's DC.
-Common options: --rate MBIT --size S --chunk C --max-readers K --inflight N --out FILE --bin PATH
---prefix P (scripts/bench/lib.sh). Needs root.
 Example: sudo scripts/bench/crossdc.sh --readers 3 --wan-rate 50
 TXT
+  bench_common_usage
 }
 
 bench_init crossdc
@@ -39,11 +38,8 @@ while [[ $# -gt 0 ]]; do
   fi
 done
 bench_parse "${args[@]}"
-[[ $BENCH_READERS =~ ^[1-9][0-9]*$ ]] || bench_die "--readers must be a positive number"
 [[ $wan =~ ^[0-9]+$ ]] || bench_die "--wan-rate must be whole Mbit/s"
-bench_cluster_up $((BENCH_READERS + 1)) --dcs 2 --wan-rate "${wan}mbit"
-mkdir -p "$(dirname "$BENCH_OUT")"
-bench_run $((BENCH_READERS + 1)) crossdc --json "$BENCH_OUT"
+bench_single_run --dcs 2 --wan-rate "${wan}mbit"
 # The labels the ranks saw must be their hosts' DCs (hosts.tsv: name, address, dc).
 state=${TH_NETSIM_STATE:-/tmp/$BENCH_PREFIX-netsim}
 python3 - "$BENCH_OUT" "$state/hosts.tsv" "$wan" <<'PY'

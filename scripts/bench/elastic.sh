@@ -12,10 +12,9 @@ Usage: scripts/bench/elastic.sh [--readers N] [--delta D] [--period T] [--versio
 N+1 hosts at --rate (default 100 Mbit/s): trainer on h0, readers on h1..hN (default N=6); reader k
 first pulls (k-1)*D s after reader 1 (D=4), a version every T s (9), S = --size (32MiB).
 Writes --out (default share/results/bench-elastic.json).
-Common options: --rate MBIT --size S --chunk C --max-readers K --inflight N --out FILE --bin PATH
---prefix P (scripts/bench/lib.sh). Needs root.
 Example: sudo scripts/bench/elastic.sh --readers 4 --delta 5
 TXT
+  bench_common_usage
 }
 
 bench_init elastic
@@ -25,7 +24,4 @@ bench_option --delta 4
 bench_option --period 9
 bench_option --versions 0
 bench_parse "$@"
-[[ $BENCH_READERS =~ ^[1-9][0-9]*$ ]] || bench_die "--readers must be a positive number"
-bench_cluster_up $((BENCH_READERS + 1))
-mkdir -p "$(dirname "$BENCH_OUT")"
-bench_run $((BENCH_READERS + 1)) elastic --json "$BENCH_OUT"
+bench_single_run

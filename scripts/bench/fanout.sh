@@ -12,10 +12,9 @@ Usage: scripts/bench/fanout.sh [--readers "2 4 8"] [--methods tensorhub,star,bca
 One cluster of max(N)+2 hosts at --rate (default 100 Mbit/s); for each N: `tensorhub bench fanout`
 on N+2 ranks (--map-by node: trainer on h0, readers h1..hN, storage h(N+1)), S = --size (64MiB).
 Writes --out (default share/results/bench-fanout.json: {"runs": [one bench result per N]}).
-Common options: --rate MBIT --size S --chunk C --max-readers K --inflight N --out FILE --bin PATH
---prefix P (scripts/bench/lib.sh). Needs root.
 Example: sudo scripts/bench/fanout.sh --readers "2 4" --size 32MiB
 TXT
+  bench_common_usage
 }
 
 bench_init fanout

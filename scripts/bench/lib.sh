@@ -12,6 +12,7 @@
 #   bench_cluster_up HOSTS [--dcs 2 --wan-rate R]   down (leftovers), up, trap down on exit
 #   bench_run NP SCENARIO ARGS...    mpirun across the hosts (one rank per host, --map-by node),
 #                                    adding --link-mbit, --counters-cmd, and the hub flags
+#   bench_single_run [UP ARGS]      cluster of --readers + 1 hosts, one run, JSON to --out
 #   bench_counter KEY                one counter of `netsim.sh counters` (e.g. up-thbench-h0)
 #   bench_python                     a python3 that has matplotlib (for plot.py), else python3
 # Executed instead of sourced, it prints this help.
@@ -146,6 +147,22 @@ bench_run() {
   echo "#     $down"
   export TH_BENCH_LAUNCH="$up && $launch"
   (cd "$BENCH_ROOT" && bench_netsim "${run[@]}")
+}
+
+# For the scripts' --help.
+bench_common_usage() {
+  echo "Common options: --rate MBIT --size S --chunk C --max-readers K --inflight N --out FILE --bin PATH"
+  echo "--prefix P, and -- ARGS for the bench itself (scripts/bench/lib.sh --help). Needs root."
+}
+
+# One run of the scenario on N+1 hosts (trainer + --readers N), its JSON to --out. Extra
+# arguments go to `netsim.sh up` (e.g. --dcs 2 --wan-rate 40mbit).
+# shellcheck disable=SC2120 # the netsim.sh up arguments are optional
+bench_single_run() {
+  [[ $BENCH_READERS =~ ^[1-9][0-9]*$ ]] || bench_die "--readers must be a positive number"
+  bench_cluster_up $((BENCH_READERS + 1)) "$@"
+  mkdir -p "$(dirname "$BENCH_OUT")"
+  bench_run $((BENCH_READERS + 1)) "$BENCH_NAME" --json "$BENCH_OUT"
 }
 
 bench_counter() { bench_netsim counters | awk -v k="$1" '$1 == k { print $2 }'; }

@@ -12,10 +12,9 @@ Usage: scripts/bench/stall.sh [--readers N] [--period T] [--generate G] [--jitte
 N+1 hosts at --rate (default 100 Mbit/s): trainer on h0, rollouts on h1..hN (default N=4),
 S = --size (32MiB), a version every T s (6), generation G s (4) +- J (0.25), V versions (5).
 Writes --out (default share/results/bench-stall.json).
-Common options: --rate MBIT --size S --chunk C --max-readers K --inflight N --out FILE --bin PATH
---prefix P (scripts/bench/lib.sh). Needs root.
 Example: sudo scripts/bench/stall.sh --readers 3 --versions 4
 TXT
+  bench_common_usage
 }
 
 bench_init stall
@@ -28,7 +27,4 @@ bench_option --versions 5
 bench_option --modes tensorhub,bcast
 bench_option --seed 1
 bench_parse "$@"
-[[ $BENCH_READERS =~ ^[1-9][0-9]*$ ]] || bench_die "--readers must be a positive number"
-bench_cluster_up $((BENCH_READERS + 1))
-mkdir -p "$(dirname "$BENCH_OUT")"
-bench_run $((BENCH_READERS + 1)) stall --json "$BENCH_OUT"
+bench_single_run
