@@ -97,7 +97,8 @@ class Counters {
   std::map<std::string, double> before_;
 };
 
-// Rank, host and datacenter label (TENSORHUB_DC, as the hub reads it) of every rank, at rank 0.
+// Rank, role (roles[rank], "reader" past its end), host and datacenter label (TENSORHUB_DC, as
+// the hub reads it) of every rank, at rank 0.
 nlohmann::json rank_labels(MPI_Comm comm, const std::vector<std::string>& roles);
 
 // The JSON every result file starts with: the benchmark, its exact command line (and

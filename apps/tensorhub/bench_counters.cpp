@@ -95,7 +95,7 @@ nlohmann::json rank_labels(MPI_Comm comm, const std::vector<std::string>& roles)
   const auto dcs = gather_strings(comm, getenv_or_empty("TENSORHUB_DC"));
   nlohmann::json out = nlohmann::json::array();
   for (std::size_t r = 0; r < hosts.size(); ++r) {
-    out.push_back({{"rank", r}, {"role", r < roles.size() ? roles[r] : ""}, {"host", hosts[r]}, {"dc", dcs[r]}});
+    out.push_back({{"rank", r}, {"role", r < roles.size() ? roles[r] : "reader"}, {"host", hosts[r]}, {"dc", dcs[r]}});
   }
   return out;
 }
