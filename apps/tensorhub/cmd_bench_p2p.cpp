@@ -220,24 +220,14 @@ int run_p2p(const P2pConfig& c, int rank) {
 
 }  // namespace
 
-int cmd_bench(const Args& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    std::cout << "usage: tensorhub bench <scenario> [options]\n"
-                 "scenarios:\n"
-                 "  p2p   one reader pulls from one holder; compares memcpy, MPI_Get (static and dynamic\n"
-                 "        windows) and Hub::pull in the same run\n"
-                 "        mpirun -n 2 --mca osc ucx tensorhub bench p2p -b 64MiB -e 1GiB -f 4 -n 5\n";
-    return args.empty() ? 2 : 0;
-  }
-  if (args[0] != "p2p") throw UserError("unknown benchmark '" + args[0] + "' (available: p2p)");
+int cmd_bench_p2p(const Args& args) {
   P2pConfig c;
   po::options_description desc(
       "tensorhub bench p2p: pull bandwidth of one reader, against memcpy and raw MPI_Get.\n"
       "Example: mpirun -n 2 --oversubscribe --mca osc ucx tensorhub bench p2p -b 64MiB -e 1GiB -f 4 -n 5\n"
       "Prints a table and one JSON line. Options");
-  desc.add_options()("begin,b", po::value(&c.begin)->default_value(c.begin),
-                                                 "smallest size")("end,e", po::value(&c.end)->default_value(c.end),
-                                                                  "largest size")(
+  desc.add_options()("begin,b", po::value(&c.begin)->default_value(c.begin), "smallest size")(
+      "end,e", po::value(&c.end)->default_value(c.end), "largest size")(
       "factor,f", po::value(&c.factor)->default_value(c.factor), "size multiplier between steps")(
       "iters,n", po::value(&c.iters)->default_value(c.iters), "timed iterations per method (median reported)")(
       "warmup,w", po::value(&c.warmup)->default_value(c.warmup), "untimed iterations first")(
@@ -248,7 +238,7 @@ int cmd_bench(const Args& args) {
       "also measure MPI_Rget on an MPI_Win_create_dynamic window (crashes at random with Open MPI 4.1.4 "
       "osc ucx; see README)");
   po::variables_map vm;
-  if (!parse_options("bench", desc, Args(args.begin() + 1, args.end()), vm)) return 0;
+  if (!parse_options("bench", desc, args, vm)) return 0;
   if (c.iters == 0 || c.factor < 2) throw UserError("-n must be >= 1 and -f >= 2");
   return run_mpi_command("bench", [&](int rank) { return run_p2p(c, rank); });
 }

@@ -174,8 +174,7 @@ int cmd_demo(const Args& args) {
       "Ranks: 0 = coordinator, 1..T = trainer group, the rest = rollouts (one reading group each).\n"
       "Options");
   bool no_verify = false;
-  desc.add_options()("size", po::value(&c.size)->default_value(c.size),
-                                                 "model size (e.g. 512MiB, 1GiB)")(
+  desc.add_options()("size", po::value(&c.size)->default_value(c.size), "model size (e.g. 512MiB, 1GiB)")(
       "tensors", po::value(&c.tensors)->default_value(c.tensors), "about this many tensors")(
       "versions", po::value(&c.versions)->default_value(c.versions), "versions to publish")(
       "trainers", po::value(&c.trainers)->default_value(c.trainers), "trainer ranks (one shard each)")(

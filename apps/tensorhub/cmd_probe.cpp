@@ -104,8 +104,8 @@ int cmd_probe(const Args& args) {
       "Example: tensorhub probe --xml tests/data/topo/gpu8-nic8-2socket.xml\n"
       "Example: mpirun -n 4 --mca osc ucx tensorhub probe -b 8 -e 4MiB -f 4 -n 50 --out topo.json\n"
       "Options");
-  desc.add_options()(
-      "xml", po::value(&c.xml), "use this hwloc XML export (lstopo --of xml) instead of discovering the machine")(
+  desc.add_options()("xml", po::value(&c.xml),
+                     "use this hwloc XML export (lstopo --of xml) instead of discovering the machine")(
       "load", po::value(&c.load), "print a topology file written by --out (no discovery, no MPI)")(
       "json", po::bool_switch(&c.json), "print the topology file as JSON instead of tables")(
       "out", po::value(&c.out), "write the topology file here")(

@@ -3,11 +3,11 @@
 // previous), or one version loaded from an HDF5 snapshot (`snapshot load` is the same). Tensor i
 // of the model is held by group rank i % group size. Publishers keep serving until every rank
 // of the job is done (readers started with them in the same mpirun / srun), plus --hold seconds.
-#include <boost/program_options.hpp>
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <thread>
 
@@ -108,7 +108,9 @@ int run_publish(const PublishConfig& c) {
     if (lead) {
       std::printf("published '%s' v%llu: %s, publish %.1f ms (slowest shard)", model.c_str(),
                   static_cast<unsigned long long>(v), format_bytes(model_bytes).c_str(), slowest * 1e3);
-      if (i > 0) std::printf(", v%llu unpublished in %.1f ms (its reads drained)", static_cast<unsigned long long>(v - 1), unpublish_s * 1e3);
+      if (i > 0)
+        std::printf(", v%llu unpublished in %.1f ms (its reads drained)", static_cast<unsigned long long>(v - 1),
+                    unpublish_s * 1e3);
       std::printf("\n");
       std::fflush(stdout);
     }
@@ -120,8 +122,9 @@ int run_publish(const PublishConfig& c) {
     std::printf("retained '%s' v%llu\n", model.c_str(), static_cast<unsigned long long>(last));
     const char* env = std::getenv("TENSORHUB_SNAPSHOT_DIR");
     if (c.hub.snapshot_dir.empty() && (env == nullptr || *env == '\0')) {
-      std::printf("warning: no --snapshot-dir: when this job ends, the retained version cannot be offloaded;\n"
-                  "         leaving fails and the version is LOST until `tensorhub recover` re-seeds it\n");
+      std::printf(
+          "warning: no --snapshot-dir: when this job ends, the retained version cannot be offloaded;\n"
+          "         leaving fails and the version is LOST until `tensorhub recover` re-seeds it\n");
     }
   }
   if (c.hold > 0) std::this_thread::sleep_for(std::chrono::duration<double>(c.hold));
@@ -143,14 +146,15 @@ int run_publish(const PublishConfig& c) {
 void add_publish_options(po::options_description& desc, PublishConfig& c, bool synthetic) {
   if (synthetic) {
     desc.add_options()("model", po::value(&c.model)->default_value(c.model), "model name")(
-      "synthetic", po::value(&c.synthetic)->default_value(c.synthetic),
-      "publish synthetic bf16 weights of this total size (e.g. 1GiB)")(
-      "tensors", po::value(&c.tensors)->default_value(c.tensors), "about this many synthetic tensors")(
-      "versions", po::value(&c.versions)->default_value(c.versions), "synthetic versions to publish")(
-      "start-version", po::value(&c.start)->default_value(c.start), "number of the first version")(
-      "interval", po::value(&c.interval)->default_value(c.interval), "seconds between versions (a training step)");
+        "synthetic", po::value(&c.synthetic)->default_value(c.synthetic),
+        "publish synthetic bf16 weights of this total size (e.g. 1GiB)")(
+        "tensors", po::value(&c.tensors)->default_value(c.tensors), "about this many synthetic tensors")(
+        "versions", po::value(&c.versions)->default_value(c.versions), "synthetic versions to publish")(
+        "start-version", po::value(&c.start)->default_value(c.start), "number of the first version")(
+        "interval", po::value(&c.interval)->default_value(c.interval), "seconds between versions (a training step)");
   }
-  desc.add_options()("retain", po::bool_switch(&c.retain), "retain the last version (kept readable; see --snapshot-dir)")(
+  desc.add_options()("retain", po::bool_switch(&c.retain),
+                     "retain the last version (kept readable; see --snapshot-dir)")(
       "hold", po::value(&c.hold)->default_value(c.hold), "seconds to keep serving after the last version")(
       "json", po::value(&c.json), "write the per-version timings as JSON to this file");
   c.hub.add_to(desc);

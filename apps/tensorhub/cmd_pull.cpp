@@ -3,8 +3,8 @@
 // Each rank is its own reader (a rollout engine), or with --group all of them form one reading
 // group that splits the tensors (rank r reads tensor i when i % size == r) and resolves one
 // version together. `snapshot save` is a grouped pull with --out.
-#include <boost/program_options.hpp>
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -90,8 +90,9 @@ int run_pull(const PullConfig& c, Role role) {
   const bool lead = me == 0;
   const bool pooled = relay && job.model_bytes > 0;
   if (relay && !pooled && lead) {
-    std::printf("note: no publisher in this job announced the model size and --pool was not given;\n"
-                "      pulling into unregistered memory without relaying to later readers\n");
+    std::printf(
+        "note: no publisher in this job announced the model size and --pool was not given;\n"
+        "      pulling into unregistered memory without relaying to later readers\n");
   }
 
   // Wait for something to read, then learn the tensors (shapes do not change between versions).
@@ -168,27 +169,39 @@ int run_pull(const PullConfig& c, Role role) {
   }
 
   // Summary over the readers of this command.
-  const std::vector<double> mine{t.pulls, t.bytes, t.seconds, t.origin, t.relay, t.file, t.min_gbps, t.max_gbps, t.last,
-                                static_cast<double>(job.world_rank)};
+  const std::vector<double> mine{t.pulls, t.bytes,    t.seconds,  t.origin, t.relay,
+                                 t.file,  t.min_gbps, t.max_gbps, t.last,   static_cast<double>(job.world_rank)};
   std::vector<double> all(lead ? mine.size() * static_cast<std::size_t>(n) : 0);
   mpi::check(MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
                         static_cast<int>(mine.size()), MPI_DOUBLE, 0, job.role.get()),
              "MPI_Gather(pull results)");
   leave_job(job);
   if (!lead) return 0;
-  Table table({"reader (rank)", "pulls", "last version", "bytes", "GB/s min..max", "from publishers", "from relays", "from files"});
+  Table table({"reader (rank)", "pulls", "last version", "bytes", "GB/s min..max", "from publishers", "from relays",
+               "from files"});
   nlohmann::json jr = nlohmann::json::array();
   for (int r = 0; r < n; ++r) {
     const double* f = &all[static_cast<std::size_t>(r) * mine.size()];
-    table.add({std::to_string(r) + " (" + fmt(f[9], 0) + ")", fmt(f[0], 0), fmt(f[8], 0), format_bytes(static_cast<std::uint64_t>(f[1])),
-               fmt(f[6], 2) + ".." + fmt(f[7], 2), format_bytes(static_cast<std::uint64_t>(f[3])),
-               format_bytes(static_cast<std::uint64_t>(f[4])), format_bytes(static_cast<std::uint64_t>(f[5]))});
-    jr.push_back({{"reader", r}, {"rank", f[9]}, {"pulls", f[0]}, {"last_version", f[8]}, {"bytes", f[1]}, {"seconds", f[2]},
-                  {"origin_bytes", f[3]}, {"relay_bytes", f[4]}, {"file_bytes", f[5]}, {"min_gbps", f[6]},
+    table.add({std::to_string(r) + " (" + fmt(f[9], 0) + ")", fmt(f[0], 0), fmt(f[8], 0),
+               format_bytes(static_cast<std::uint64_t>(f[1])), fmt(f[6], 2) + ".." + fmt(f[7], 2),
+               format_bytes(static_cast<std::uint64_t>(f[3])), format_bytes(static_cast<std::uint64_t>(f[4])),
+               format_bytes(static_cast<std::uint64_t>(f[5]))});
+    jr.push_back({{"reader", r},
+                  {"rank", f[9]},
+                  {"pulls", f[0]},
+                  {"last_version", f[8]},
+                  {"bytes", f[1]},
+                  {"seconds", f[2]},
+                  {"origin_bytes", f[3]},
+                  {"relay_bytes", f[4]},
+                  {"file_bytes", f[5]},
+                  {"min_gbps", f[6]},
                   {"max_gbps", f[7]}});
   }
   table.print(stdout);
-  if (c.verify) std::printf("every pull verified: xxHash64 of every chunk%s\n", c.check_pattern ? " and the synthetic pattern" : "");
+  if (c.verify)
+    std::printf("every pull verified: xxHash64 of every chunk%s\n",
+                c.check_pattern ? " and the synthetic pattern" : "");
   if (!c.json.empty()) write_json_file(c.json, {{"model", c.model}, {"group", c.group}, {"readers", jr}});
   return 0;
 }

@@ -94,7 +94,8 @@ int cmd_recover(const Args& args) {
       if (was == "LOST") ++still_lost;
     }
     t.add({model, std::to_string(v), was, action, path.string()});
-    actions.push_back({{"model", model}, {"version", v}, {"was", was}, {"action", action}, {"snapshot", path.string()}});
+    actions.push_back(
+        {{"model", model}, {"version", v}, {"was", was}, {"action", action}, {"snapshot", path.string()}});
   };
 
   for (const auto& m : client->status()) {
@@ -104,8 +105,8 @@ int cmd_recover(const Args& args) {
       const auto f = files.find({m.model, v.version});
       if (f == files.end()) {
         ++still_lost;
-        const std::string why = dir.empty() ? "no --snapshot-dir given" : "no snapshot " +
-                                    snapshot_path(dir, m.model, v.version).string();
+        const std::string why =
+            dir.empty() ? "no --snapshot-dir given" : "no snapshot " + snapshot_path(dir, m.model, v.version).string();
         t.add({m.model, std::to_string(v.version), "LOST", why, "-"});
         actions.push_back({{"model", m.model}, {"version", v.version}, {"was", "LOST"}, {"action", why}});
         continue;

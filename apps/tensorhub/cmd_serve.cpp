@@ -24,7 +24,7 @@ int cmd_serve(const Args& args) {
       "Example: tensorhub serve --listen 0.0.0.0:7070 &  then  TENSORHUB_HUB=$(hostname):7070 mpirun ...\n"
       "Options");
   desc.add_options()("listen", po::value(&listen)->default_value(listen),
-                                                 "address:port to listen on (port 0 = any free port)")(
+                     "address:port to listen on (port 0 = any free port)")(
       "max-readers", po::value(&cfg.max_readers_per_source)->default_value(cfg.max_readers_per_source),
       "concurrent readers one source serves (K)");
   po::variables_map vm;

@@ -46,8 +46,8 @@ bool parse_file_args(const char* sub, const char* example, const Args& args, Fil
 
 int inspect(const Args& args) {
   FileArgs f;
-  if (!parse_file_args("inspect FILE: list the tensors of a snapshot", "tensorhub snapshot inspect policy-v42.h5",
-                       args, f))
+  if (!parse_file_args("inspect FILE: list the tensors of a snapshot", "tensorhub snapshot inspect policy-v42.h5", args,
+                       f))
     return 0;
   const auto info = snapshot::inspect(f.file);
   const Manifest& m = info.manifest;
@@ -61,8 +61,8 @@ int inspect(const Args& args) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf("%s: '%s' v%llu, %zu tensors, %s, %zu chunks of %s, format %u, written by %s at %s\n",
-              info.path.c_str(), m.model.c_str(), static_cast<unsigned long long>(m.version), m.tensors.size(),
+  std::printf("%s: '%s' v%llu, %zu tensors, %s, %zu chunks of %s, format %u, written by %s at %s\n", info.path.c_str(),
+              m.model.c_str(), static_cast<unsigned long long>(m.version), m.tensors.size(),
               format_bytes(m.total_bytes()).c_str(), m.chunks.size(), format_bytes(m.chunk_bytes).c_str(),
               info.format_version, info.created_by.c_str(), info.created_at.c_str());
   Table t({"tensor", "dtype", "shape", "bytes", "chunks", "shard"});
@@ -78,8 +78,7 @@ int inspect(const Args& args) {
 
 int verify(const Args& args) {
   FileArgs f;
-  if (!parse_file_args("verify FILE: check every chunk's checksum", "tensorhub snapshot verify policy-v42.h5", args,
-                       f))
+  if (!parse_file_args("verify FILE: check every chunk's checksum", "tensorhub snapshot verify policy-v42.h5", args, f))
     return 0;
   ProgressLine bar("verifying " + f.file, !f.json);
   const auto report =
@@ -95,9 +94,10 @@ int verify(const Args& args) {
               << "\n";
   } else {
     for (const auto& m : report.mismatches) std::printf("mismatch: %s\n", m.c_str());
-    std::printf("%s: %llu chunks, %s checked: %s\n", f.file.c_str(), static_cast<unsigned long long>(report.chunks),
-                format_bytes(report.bytes).c_str(),
-                report.ok() ? "all checksums match" : (std::to_string(report.mismatches.size()) + " mismatches").c_str());
+    std::printf(
+        "%s: %llu chunks, %s checked: %s\n", f.file.c_str(), static_cast<unsigned long long>(report.chunks),
+        format_bytes(report.bytes).c_str(),
+        report.ok() ? "all checksums match" : (std::to_string(report.mismatches.size()) + " mismatches").c_str());
   }
   return report.ok() ? 0 : 5;
 }

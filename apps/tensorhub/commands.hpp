@@ -10,7 +10,12 @@ namespace tensorhub::cli {
 using Args = std::vector<std::string>;
 
 int cmd_demo(const Args& args);
-int cmd_bench(const Args& args);
+int cmd_bench(const Args& args);  // dispatches to the scenarios below (cmd_bench.cpp)
+int cmd_bench_p2p(const Args& args);
+int cmd_bench_fanout(const Args& args);
+int cmd_bench_stall(const Args& args);
+int cmd_bench_elastic(const Args& args);
+int cmd_bench_crossdc(const Args& args);
 int cmd_serve(const Args& args);
 int cmd_probe(const Args& args);
 int cmd_publish(const Args& args);

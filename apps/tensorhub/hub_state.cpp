@@ -9,8 +9,9 @@ namespace tensorhub::cli {
 
 std::unique_ptr<coord::Client> connect_hub(const std::string& address, double rpc_deadline_s) {
   if (address.empty()) {
-    throw UserError("no coordinator address: pass --hub HOST:PORT or set TENSORHUB_HUB "
-                    "(`tensorhub serve` prints it when it starts)");
+    throw UserError(
+        "no coordinator address: pass --hub HOST:PORT or set TENSORHUB_HUB "
+        "(`tensorhub serve` prints it when it starts)");
   }
   return std::make_unique<coord::GrpcClient>(
       address, std::chrono::milliseconds(static_cast<std::int64_t>(rpc_deadline_s * 1000)));

@@ -15,15 +15,15 @@ void HubFlags::add_to(boost::program_options::options_description& desc) {
       "inflight", po::value(&inflight)->default_value(inflight), "reads in flight per pull")(
       "max-readers", po::value(&max_readers)->default_value(max_readers),
       "concurrent readers one source serves (coordinator started here)")(
-      "snapshot-dir", po::value(&snapshot_dir),
-      "where a retained version is written when its last holder unpublishes")(
+      "snapshot-dir", po::value(&snapshot_dir), "where a retained version is written when its last holder unpublishes")(
       "deadline", po::value(&deadline_s)->default_value(deadline_s), "seconds a pull may take");
 }
 
 void HubFlags::check() const {
   parse_bytes(chunk);
   if (!pool.empty()) parse_bytes(pool);
-  if (!(deadline_s > 0) || !std::isfinite(deadline_s)) throw UserError("--deadline must be a positive number of seconds");
+  if (!(deadline_s > 0) || !std::isfinite(deadline_s))
+    throw UserError("--deadline must be a positive number of seconds");
   if (inflight == 0 || max_readers == 0) throw UserError("--inflight and --max-readers must be at least 1");
 }
 

@@ -44,8 +44,8 @@ struct HubFlags {
 struct Job {
   int world_rank = 0;
   int world_size = 1;
-  mpi::Comm role;                  // the ranks running this command
-  std::uint64_t model_bytes = 0;   // the largest size any rank announced
+  mpi::Comm role;                 // the ranks running this command
+  std::uint64_t model_bytes = 0;  // the largest size any rank announced
   std::unique_ptr<Hub> hub;
 };
 

@@ -29,8 +29,11 @@ commands:
   recover   re-seed versions that lost their holders from snapshots: tensorhub recover --snapshot-dir DIR
   demo      trainer + rollout ranks in one MPI job: publish, pull, verify, print a table
             (mpirun -n 6 --mca osc ucx tensorhub demo)
-  bench     benchmarks; `bench p2p`: one reader's pull bandwidth vs memcpy and raw MPI_Get
-            (mpirun -n 2 --mca osc ucx tensorhub bench p2p)
+  bench     benchmarks: bench p2p|fanout|stall|elastic|crossdc (tensorhub bench --help)
+            p2p: one reader's pull bandwidth vs memcpy and raw MPI_Get; fanout: trainer -> N
+            readers, TensorHub vs star/MPI_Bcast/storage; stall: RL-loop weight stalls; elastic:
+            newcomers served by peers; crossdc: bytes over a WAN between two datacenters
+            (mpirun -n 4 --oversubscribe --mca osc ucx tensorhub bench fanout --size 8MiB)
   probe     this node's GPUs, NICs, NUMA and PCI affinity; under mpirun also the MPI_Get matrix
             (tensorhub probe; mpirun -n 4 --mca osc ucx tensorhub probe --out topo.json)
   version   print the version

@@ -86,8 +86,8 @@ std::set<std::string> keys_of(const po::variables_map& vm) {
 
 }  // namespace
 
-bool parse_options(const std::string& command, po::options_description& desc, const Args& args,
-                   po::variables_map& vm, const po::positional_options_description* positional) {
+bool parse_options(const std::string& command, po::options_description& desc, const Args& args, po::variables_map& vm,
+                   const po::positional_options_description* positional) {
   desc.add_options()("help,h", "show this help")(
       "config", po::value<std::string>(),
       "config file (default: $TENSORHUB_CONFIG, else ~/.config/tensorhub/tensorhub.conf if present)")(
@@ -127,8 +127,8 @@ bool parse_options(const std::string& command, po::options_description& desc, co
         std::cout << "  " << name << " = (unset)\n";
         continue;
       }
-      const char* source = from_cli.count(name)   ? "command line"
-                           : from_env.count(name) ? "environment"
+      const char* source = from_cli.count(name)      ? "command line"
+                           : from_env.count(name)    ? "environment"
                            : !it->second.defaulted() ? "config file"
                                                      : "default";
       std::cout << "  " << name << " = " << value_text(it->second.value()) << "  (" << source << ")\n";

@@ -22,8 +22,8 @@ namespace po = boost::program_options;
 // Returns false when the command should exit 0 without running: --help (prints `desc`) or
 // --show-config (prints each option's value and its source: command line, environment, config
 // file or default).
-bool parse_options(const std::string& command, po::options_description& desc, const Args& args,
-                   po::variables_map& vm, const po::positional_options_description* positional = nullptr);
+bool parse_options(const std::string& command, po::options_description& desc, const Args& args, po::variables_map& vm,
+                   const po::positional_options_description* positional = nullptr);
 
 // The config file that applies (empty if none), for messages.
 std::string config_file_in_use(const po::variables_map& vm);

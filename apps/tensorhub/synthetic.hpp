@@ -29,6 +29,8 @@ class Arena {
   static std::uint64_t bytes_needed(const std::vector<TensorSpec>& specs);
   std::span<const Tensor> tensors() const { return tensors_; }
   std::uint64_t bytes() const { return bytes_; }
+  // The whole buffer (tensors and the padding between them), e.g. to send it in one piece.
+  unsigned char* data() const { return data_; }
   // Writes the pattern of `version` into every tensor (stamp first).
   void fill(std::uint64_t version);
   // Zeroes every byte (and faults the pages in).

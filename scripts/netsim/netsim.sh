@@ -34,6 +34,8 @@ Commands:
                        measure TCP throughput between hosts (same DC both ways, across DCs)
                        and unshaped loopback headroom; exit 1 if a link is off by > PCT %
   status               show hosts, addresses, qdiscs and their byte/drop counters
+  counters             the same byte counters, one "key bytes" line each (up-HOST, down-HOST,
+                       wan-dc0-dc1, wan-dc1-dc0), for scripts
   flags                print the mpirun flags (one per line)
   down                 kill every process in the cluster's namespaces and delete them (with
                        their bridges and veths); idempotent, works after a crash
@@ -205,7 +207,7 @@ cmd_down() {
     fi
   done
   if [[ -f $STATE/$MARKER ]]; then
-    rm -f "$STATE"/{config,namespaces,hostfile,hosts,hosts.tsv,agent,mpirun.env,mpirun.args,$MARKER}
+    rm -f "$STATE"/{config,namespaces,hostfile,hosts,hosts.tsv,topology.json,agent,mpirun.env,mpirun.args,$MARKER}
     rmdir "$STATE" 2>/dev/null || true
   fi
   log "down: removed $n namespace(s) with prefix '$PREFIX'"
@@ -313,6 +315,11 @@ cmd_up() {
     printf '%s slots=%s\n' "$ns" "$slots" >>"$STATE/hostfile"
   done
 
+  # TensorHub topology file: each host's datacenter (share/doc/topology.md)
+  awk 'BEGIN { printf "{\"format\": \"tensorhub-topology\", \"version\": 1, \"hosts\": [" }
+       { printf "%s{\"host\": \"%s\", \"dc\": \"dc%s\"}", (NR > 1 ? ", " : ""), $1, $3 }
+       END { print "]}" }' "$STATE/hosts.tsv" >"$STATE/topology.json"
+
   # launch agent for mpirun: runs the remote command on the named host
   cat >"$STATE/agent" <<EOF
 #!/bin/sh
@@ -364,6 +371,12 @@ cmd__inner() {
   local ns=$1; shift
   mount --bind "$STATE/hosts" /etc/hosts
   if command -v hostname >/dev/null 2>&1; then hostname "$ns"; else echo "$ns" >/proc/sys/kernel/hostname; fi
+  # The host's datacenter label for TensorHub (lib/topo, the hub's worker labels): every process
+  # started on this host, MPI ranks included (orted and mpirun pass their environment on).
+  local dc
+  dc=$(awk -v h="$ns" '$1 == h {print $3}' "$STATE/hosts.tsv")
+  export TENSORHUB_DC="dc${dc:-0}"
+  [[ -f $STATE/topology.json ]] && export TENSORHUB_TOPOLOGY="$STATE/topology.json"
   exec "$@"
 }
 
@@ -446,6 +459,29 @@ cmd_status() {
   if [[ $DCS == 2 ]]; then
     tc -n "$ROUTER" -s qdisc show dev th-wan0 | awk '/Sent/{printf "  wan dc0->dc1: sent %s bytes, dropped %s\n", $2, $7+0}'
     tc -n "$ROUTER" -s qdisc show dev th-wan1 | awk '/Sent/{printf "  wan dc1->dc0: sent %s bytes, dropped %s\n", $2, $7+0}'
+  fi
+}
+
+# ---- counters --------------------------------------------------------------------------------
+# Machine-readable byte counters of every shaped link (tc qdisc "Sent" bytes, whole frames):
+#   up-HOST BYTES      what HOST sent (its uplink)     down-HOST BYTES   what HOST received
+#   wan-dc0-dc1 BYTES  DC 0 -> DC 1 over the WAN       wan-dc1-dc0 BYTES DC 1 -> DC 0
+qdisc_bytes() { tc -n "$1" -s qdisc show dev "$2" | awk '/Sent/ { print $2; exit }'; }
+cmd_counters() {
+  while [[ $# -gt 0 ]]; do
+    global_opt "$@"; [[ $GLOBAL_SHIFT -gt 0 ]] && { shift "$GLOBAL_SHIFT"; continue; }
+    usage_error "counters: unknown argument '$1'"
+  done
+  require_root
+  load_state
+  local name ip dc
+  while read -r name ip dc; do
+    echo "up-$name $(qdisc_bytes "$name" "$IFACE")"
+    echo "down-$name $(qdisc_bytes "$ROUTER" "th-${name#"${PREFIX}"-}-br")"
+  done <"$STATE/hosts.tsv"
+  if [[ $DCS == 2 ]]; then
+    echo "wan-dc0-dc1 $(qdisc_bytes "$ROUTER" th-wan0)"
+    echo "wan-dc1-dc0 $(qdisc_bytes "$ROUTER" th-wan1)"
   fi
 }
 
@@ -541,6 +577,7 @@ case $CMD in
   _inner) cmd__inner "$@" ;;
   check) cmd_check "$@" ;;
   status) cmd_status "$@" ;;
+  counters) cmd_counters "$@" ;;
   flags) cmd_flags "$@" ;;
   help) usage ;;
   *) usage_error "unknown command '$CMD'" ;;

@@ -7,9 +7,13 @@
 #   netsim_test.sh mpi-get  NETSIM_SH NETSIM_GET            3 hosts at 200 Mbit/s: TCP check,
 #                                                            MPI_Get link-bound within ±30%
 #   netsim_test.sh demo     NETSIM_SH TENSORHUB             3 hosts at 200 Mbit/s: tensorhub demo
+#   netsim_test.sh bench-fanout NETSIM_SH TENSORHUB         4 hosts at 200 Mbit/s: bench fanout,
+#                                                            3 readers, 16 MiB, trainer uplink
+#                                                            <= 1.5 S for TensorHub (tc and the
+#                                                            bench's own origin-bytes count)
 set -euo pipefail
 
-scenario=${1:?usage: netsim_test.sh mpi-get|demo NETSIM_SH BINARY}
+scenario=${1:?usage: netsim_test.sh mpi-get|demo|bench-fanout NETSIM_SH BINARY}
 netsim=${2:?netsim.sh path}
 binary=${3:?binary path}
 rate_mbit=${NETSIM_TEST_RATE_MBIT:-200}
@@ -37,7 +41,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 rc=0
-ns up --hosts 3 --rate "${rate_mbit}mbit" || rc=$?
+hosts=3
+[[ $scenario == bench-fanout ]] && hosts=4
+ns up --hosts "$hosts" --rate "${rate_mbit}mbit" || rc=$?
 [[ $rc -eq 0 ]] || { [[ $rc -eq 77 ]] && skip "netsim.sh up cannot run here (see above)"; echo "FAIL: netsim.sh up exited $rc"; exit 1; }
 
 case $scenario in
@@ -61,6 +67,34 @@ case $scenario in
     done
     echo "(each uplink is capped at ${rate_mbit} Mbit/s = $(awk -v r="$rate_mbit" 'BEGIN{printf "%.1f", r / 8}') MB/s)"
     ns status
+    ;;
+  bench-fanout)
+    "$binary" bench fanout --help >/dev/null 2>&1 || skip "$binary has no 'bench fanout' command"
+    command -v python3 >/dev/null 2>&1 || skip "python3 is not installed (checks the JSON)"
+    # Trainer on h0, readers on h1..h3. Rank 0 reads the tc counters (netsim.sh counters) right
+    # before and after each method's phase; the whole job's are read here too.
+    counters=("$netsim" --prefix thtest --state "$state" counters)
+    uplink() { "${counters[@]}" 9>&- | awk '$1 == "up-thtest-h0" { print $2 }'; }
+    job_before=$(uplink)
+    out=$(timeout 100 "$netsim" --prefix thtest --state "$state" run -- -np 4 --map-by node "$binary" bench fanout \
+      --size 16MiB --methods tensorhub,star --link-mbit "$rate_mbit" --counters-cmd "${counters[*]}" \
+      --json "$state/fanout.json" 2>&1 9>&-) || { echo "$out"; echo "FAIL: bench fanout across the emulated hosts failed"; exit 1; }
+    job_after=$(uplink)
+    echo "$out"
+    python3 "$(dirname "$0")/../cli/check_fanout_json.py" "$state/fanout.json" 3 tensorhub,star --link --max-trainer-ratio 1.5
+    python3 - "$state/fanout.json" "$((job_after - job_before))" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); s = d["model_bytes"]; job = int(sys.argv[2])
+th, star = (m["rounds"][0] for m in d["methods"])
+tc_th = th["traffic"]["counters"]["up-thtest-h0"]; tc_star = star["traffic"]["counters"]["up-thtest-h0"]
+print(f"S = {s} bytes; trainer uplink (tc, h0):")
+print(f"  tensorhub phase: {tc_th:.0f} bytes = {tc_th / s:.2f} S (wire: frames with TCP/IP headers)")
+print(f"  tensorhub origin bytes counted by the readers: {th['trainer_bytes']:.0f} = {th['trainer_bytes'] / s:.2f} S")
+print(f"  star phase: {tc_star:.0f} bytes = {tc_star / s:.2f} S; whole job (both methods, MPI start-up): {job / s:.2f} S")
+assert tc_th <= 1.5 * s, f"TensorHub: the trainer's uplink sent {tc_th / s:.2f} S > 1.5 S"
+assert tc_star >= 2.9 * s, f"star should send 3 S; the counter says {tc_star / s:.2f} S"
+print("trainer uplink <= 1.5 S for TensorHub: ok")
+PY
     ;;
   *) echo "unknown scenario '$scenario'"; exit 2 ;;
 esac
