@@ -1,0 +1,90 @@
+// Bandwidth check of the ucx transport on one host (not a test; no timing is asserted):
+//   bench_ucx_read [MiB=256] [iterations=5] [chunk MiB=4] [depth=8]
+// A holder process (ucx_holder) exposes MiB MiB; this process reads all of it through
+// UcxTransport in chunk-sized reads, depth at a time, and compares with memcpy of the same size.
+// Also prints the CPU an idle transport's progress thread costs.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "read_util.hpp"
+#include "ucx/ucx_transport.hpp"
+#include "ucx_test_util.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+double cpu_seconds() {
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+         static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) * 1e-6;
+}
+
+void report(const char* what, std::uint64_t bytes, const std::vector<double>& times) {
+  const double best = *std::min_element(times.begin(), times.end());
+  double sum = 0;
+  for (const double t : times) sum += t;
+  std::printf("%-28s best %6.2f GB/s  mean %6.2f GB/s  (%zu x %llu MiB, GB = 1e9 B)\n", what, bytes / best / 1e9,
+              bytes * times.size() / sum / 1e9, times.size(), static_cast<unsigned long long>(bytes >> 20));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::uint64_t mib = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 256;
+  const int iterations = argc > 2 ? std::atoi(argv[2]) : 5;
+  const std::uint64_t chunk = (argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 4) << 20;
+  const std::size_t depth = argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 8;
+  const std::uint64_t bytes = mib << 20;
+  alarm(600);
+  try {
+    tensorhub::test::HolderProcess holder(UCX_HOLDER_EXE, mib, 1, 1);
+    tensorhub::transport::UcxOptions options;
+    options.label = "bench-reader";
+    tensorhub::transport::UcxTransport reader(options);
+    std::vector<unsigned char> dst(bytes, 0);  // touched: fresh pages fault in slowly here
+    const std::vector<tensorhub::test::Region> regions{{holder.endpoint(), holder.descriptors()[0], bytes}};
+
+    std::vector<double> times;
+    for (int i = -1; i < iterations; ++i) {  // i = -1: warm-up (connection, rkey, page faults)
+      const auto t = Clock::now();
+      const auto done = tensorhub::test::read_regions(reader, regions, dst.data(), chunk, depth, std::chrono::minutes(2));
+      const double s = seconds_since(t);
+      for (const auto& c : done) {
+        if (!c.ok) throw std::runtime_error(c.error);
+      }
+      if (i >= 0) times.push_back(s);
+    }
+    if (!tensorhub::test::check_pattern(dst.data(), 0, bytes, 1)) throw std::runtime_error("wrong bytes read");
+    char label[64];
+    std::snprintf(label, sizeof label, "ucx get (%llu MiB x %zu)", static_cast<unsigned long long>(chunk >> 20), depth);
+    report(label, bytes, times);
+
+    std::vector<unsigned char> src(bytes, 1);
+    times.clear();
+    for (int i = -1; i < iterations; ++i) {
+      const auto t = Clock::now();
+      std::memcpy(dst.data(), src.data(), bytes);
+      if (i >= 0) times.push_back(seconds_since(t));
+    }
+    report("memcpy", bytes, times);
+
+    const double c0 = cpu_seconds();
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    std::printf("idle CPU of this process (its progress thread) over 2 s: %.4f s\n", cpu_seconds() - c0);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_ucx_read: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
