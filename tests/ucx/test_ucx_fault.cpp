@@ -113,9 +113,10 @@ TEST_F(UcxFault, KilledHolderFailsOutstandingReadsFast) {
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
   const double all_done_ms = ms_since(killed);
-  std::printf("[ measured ] SIGKILL: %zu reads outstanding, %zu ok, %zu failed; first failure after %.1f ms, "
-              "all ended after %.1f ms\n",
-              outstanding, ok, failed, first_failure_ms, all_done_ms);
+  std::printf(
+      "[ measured ] SIGKILL: %zu reads outstanding, %zu ok, %zu failed; first failure after %.1f ms, "
+      "all ended after %.1f ms\n",
+      outstanding, ok, failed, first_failure_ms, all_done_ms);
   if (!done.empty() && !done.back().ok) std::printf("[ measured ] error: %s\n", done.back().error.c_str());
   EXPECT_EQ(reader.in_flight(), 0u);
   EXPECT_EQ(ok + failed, outstanding);

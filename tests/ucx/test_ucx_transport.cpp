@@ -23,7 +23,8 @@ UcxOptions named(const char* label) {
 }
 
 struct Buffer {
-  explicit Buffer(Transport& t, std::uint64_t n) : transport(t), bytes(n), data(static_cast<unsigned char*>(t.allocate(n))) {}
+  explicit Buffer(Transport& t, std::uint64_t n)
+      : transport(t), bytes(n), data(static_cast<unsigned char*>(t.allocate(n))) {}
   ~Buffer() { transport.deallocate(data); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -97,7 +98,7 @@ TEST_F(UcxTransportTest, BadDescriptorsAndEndpointsThrowTransportError) {
   EXPECT_THROW(reader.post({holder.endpoint(), "ucx:10:20:A", 0, &byte, 1, 1}), TransportError);
   EXPECT_THROW(reader.post({"local:holder", good, 0, &byte, 1, 1}), TransportError);
   EXPECT_THROW(reader.post({"ucx:holder:%%%", good, 0, &byte, 1, 1}), TransportError);
-  EXPECT_THROW(reader.post({holder.endpoint(), good, kMiB, &byte, 1, 1}), TransportError);  // past the end
+  EXPECT_THROW(reader.post({holder.endpoint(), good, kMiB, &byte, 1, 1}), TransportError);   // past the end
   EXPECT_THROW(reader.post({holder.endpoint(), good, 1, &byte, ~0ull, 1}), TransportError);  // wraps around
   EXPECT_EQ(reader.in_flight(), 0u);
 }

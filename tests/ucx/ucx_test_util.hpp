@@ -116,6 +116,7 @@ class HolderProcess {
   const std::string& endpoint() const { return endpoint_; }
   const std::vector<std::string>& descriptors() const { return descriptors_; }
   void signal(int sig) const { ::kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
   void stop() {
     if (pid_ > 0) {
       ::kill(pid_, SIGKILL);

@@ -19,8 +19,9 @@ std::unique_ptr<transport::Transport> make_transport(const std::string& name, MP
 #if TENSORHUB_HAVE_UCX
     return std::make_unique<transport::UcxTransport>(transport::UcxOptions::from_env());
 #else
-    throw UserError("transport 'ucx' is not built into this TensorHub (configured without UCX: install libucx-dev "
-                    "and reconfigure, or -DTENSORHUB_WITH_UCX=ON to require it); use 'mpi_rma' or 'local'");
+    throw UserError(
+        "transport 'ucx' is not built into this TensorHub (configured without UCX: install libucx-dev "
+        "and reconfigure, or -DTENSORHUB_WITH_UCX=ON to require it); use 'mpi_rma' or 'local'");
 #endif
   }
   throw UserError("unknown transport '" + name + "' (choose mpi_rma, ucx or local)");

@@ -15,7 +15,8 @@ constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn
 constexpr std::array<std::int8_t, 256> make_reverse() {
   std::array<std::int8_t, 256> r{};
   r.fill(-1);
-  for (std::size_t i = 0; i < kAlphabet.size(); ++i) r[static_cast<unsigned char>(kAlphabet[i])] = static_cast<std::int8_t>(i);
+  for (std::size_t i = 0; i < kAlphabet.size(); ++i)
+    r[static_cast<unsigned char>(kAlphabet[i])] = static_cast<std::int8_t>(i);
   return r;
 }
 constexpr auto kReverse = make_reverse();

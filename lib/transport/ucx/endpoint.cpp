@@ -9,8 +9,8 @@ Endpoint::Endpoint(Worker& worker, std::span<const std::byte> peer_address, std:
                    ucp_err_handler_cb_t on_error, void* on_error_arg)
     : worker_(worker) {
   ucp_ep_params_t params{};
-  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  params.field_mask =
+      UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
   params.address = reinterpret_cast<const ucp_address_t*>(peer_address.data());
   // PEER: failures of the remote process are reported (as errors, within ~0.1 s over TCP) instead
   // of hanging requests. UCX 1.13 then uses no shared-memory transport (they cannot report it).

@@ -57,7 +57,8 @@ void register_kind(Core& core, std::span<const MemoryRange> ranges, MemoryKind k
 }  // namespace
 
 std::unique_ptr<Exposure> expose_ranges(const std::shared_ptr<Core>& core, std::span<const MemoryRange> ranges) {
-  const bool any_cuda = std::any_of(ranges.begin(), ranges.end(), [](const auto& r) { return r.memory == MemoryKind::kCuda; });
+  const bool any_cuda =
+      std::any_of(ranges.begin(), ranges.end(), [](const auto& r) { return r.memory == MemoryKind::kCuda; });
   if (any_cuda && !core->context.supports(UCS_MEMORY_TYPE_CUDA)) {
     throw UserError("ucx: CUDA memory needs a CUDA-enabled UCX (this UCX registers host memory only)");
   }

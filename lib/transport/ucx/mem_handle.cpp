@@ -10,8 +10,8 @@ namespace tensorhub::transport::ucx {
 MemHandle::MemHandle(const Context& context, void* base, std::uint64_t bytes, ucs_memory_type_t type)
     : context_(context.get()) {
   ucp_mem_map_params_t params{};
-  params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
-                      UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
+  params.field_mask =
+      UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
   params.address = base;
   params.length = bytes;
   params.memory_type = type;

@@ -73,7 +73,8 @@ void Reads::post(const ReadOp& op) {
   } else if (status == UCS_OK) {
     done_.push_back(Completion{op.tag, true, {}});
   } else {
-    done_.push_back(Completion{op.tag, false, "ucx: ucp_get_nbx from peer " + peer.name + " failed: " + describe(status)});
+    done_.push_back(
+        Completion{op.tag, false, "ucx: ucp_get_nbx from peer " + peer.name + " failed: " + describe(status)});
     fail_peer(peer, "failed: ucp_get_nbx returned " + describe(status));
   }
 }

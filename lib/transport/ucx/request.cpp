@@ -28,9 +28,7 @@ Request& Request::operator=(Request&& other) noexcept {
   return *this;
 }
 
-ucs_status_t Request::status() const {
-  return request_ != nullptr ? ucp_request_check_status(request_) : immediate_;
-}
+ucs_status_t Request::status() const { return request_ != nullptr ? ucp_request_check_status(request_) : immediate_; }
 
 ucs_status_t wait(Worker& worker, const Request& request, std::chrono::milliseconds limit) {
   const auto end = std::chrono::steady_clock::now() + limit;
