@@ -1,6 +1,6 @@
 // Bandwidth check of the ucx transport on one host (not a test; no timing is asserted):
 //   bench_ucx_read [MiB=256] [iterations=5] [chunk MiB=4] [depth=8] [no-reader-thread]
-// A holder process (ucx_holder) exposes MiB MiB; this process reads all of it through
+// A holder process (ucx_peer) exposes MiB MiB; this process reads all of it through
 // UcxTransport in chunk-sized reads, depth at a time, and compares with memcpy of the same size.
 // Also prints the CPU an idle transport's progress thread costs.
 #include <sys/resource.h>
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   const std::uint64_t bytes = mib << 20;
   alarm(600);
   try {
-    tensorhub::test::HolderProcess holder(UCX_HOLDER_EXE, mib, 1, 1);
+    tensorhub::test::HolderProcess holder(UCX_PEER_EXE, mib, 1, 1);
     tensorhub::transport::UcxOptions options;
     options.label = "bench-reader";
     options.progress_thread = reader_thread;

@@ -1,5 +1,5 @@
-// Peer failures seen by the ucx transport (label "fault"): holders are separate processes
-// (ucx_holder, started with fork+exec) that the test SIGKILLs or SIGSTOPs mid-transfer.
+// Peer failures seen by the ucx transport (label "fault"): holders and readers are separate
+// processes (ucx_peer, started with fork+exec) that the test SIGKILLs or SIGSTOPs mid-transfer.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -57,8 +57,8 @@ class UcxFault : public ::testing::Test {
 // Every read outstanding when the holder is SIGKILLed ends (ok=false unless its bytes had all
 // arrived) within 2 s; the reader stays healthy and reads a second holder in full.
 TEST_F(UcxFault, KilledHolderFailsOutstandingReadsFast) {
-  test::HolderProcess victim(UCX_HOLDER_EXE, 64, 4, 21);
-  test::HolderProcess other(UCX_HOLDER_EXE, 64, 4, 22);
+  test::HolderProcess victim(UCX_PEER_EXE, 64, 4, 21);
+  test::HolderProcess other(UCX_PEER_EXE, 64, 4, 22);
   UcxOptions options;
   options.label = "reader";
   UcxTransport reader(options);  // default 5 s deadline: detection below must come from UCX
@@ -130,8 +130,8 @@ TEST_F(UcxFault, KilledHolderFailsOutstandingReadsFast) {
 // A stopped holder is never reported by UCX: its reads end with ok=false once the deadline
 // (500 ms here) passes, the endpoint is force-closed, and other holders stay readable.
 TEST_F(UcxFault, StoppedHolderFailsAfterDeadline) {
-  test::HolderProcess victim(UCX_HOLDER_EXE, 64, 4, 31);
-  test::HolderProcess other(UCX_HOLDER_EXE, 64, 4, 32);
+  test::HolderProcess victim(UCX_PEER_EXE, 64, 4, 31);
+  test::HolderProcess other(UCX_PEER_EXE, 64, 4, 32);
   UcxOptions options;
   options.label = "reader";
   options.deadline = std::chrono::milliseconds(500);
@@ -163,6 +163,42 @@ TEST_F(UcxFault, StoppedHolderFailsAfterDeadline) {
   expect_fails_fast(reader, victim);
   expect_healthy_read(reader, other, 32);
   victim.stop();
+}
+
+// A reader SIGKILLed mid-transfer: the holder (this process) stays healthy and serves others.
+TEST_F(UcxFault, KilledReaderLeavesHolderHealthy) {
+  UcxOptions options;
+  options.label = "holder-local";
+  UcxTransport holder(options);
+  void* mem = holder.allocate(64 * kMiB);
+  test::fill_pattern(mem, 64 * kMiB, 41);
+  std::vector<MemoryRange> ranges;
+  for (int i = 0; i < 4; ++i) ranges.push_back({static_cast<char*>(mem) + i * 16 * kMiB, 16 * kMiB});
+  {
+    const auto exposure = holder.expose(ranges);
+    {
+      test::ReaderProcess doomed(UCX_PEER_EXE, holder.endpoint(), exposure->descriptors(), 16 * kMiB);
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));  // mid-pass
+      doomed.signal(SIGKILL);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the holder's worker sees the loss
+
+    options.label = "reader";
+    UcxTransport reader(options);
+    std::vector<test::Region> regions;
+    for (const auto& d : exposure->descriptors()) regions.push_back({holder.endpoint(), d, 16 * kMiB});
+    std::vector<std::uint64_t> dst(64 * kMiB / 8);
+    auto* p = reinterpret_cast<unsigned char*>(dst.data());
+    const auto done = test::read_regions(reader, regions, p, kChunk, 8, std::chrono::seconds(20));
+    ASSERT_EQ(done.size(), 16u);
+    for (const auto& c : done) ASSERT_TRUE(c.ok) << c.error;
+    EXPECT_TRUE(test::check_pattern(p, 0, 64 * kMiB, 41));
+    // And a fresh reader process streams from it again.
+    test::ReaderProcess next(UCX_PEER_EXE, holder.endpoint(), exposure->descriptors(), 16 * kMiB);
+  }
+  // UCX 1.13 keeps the holder-side requests of replies to a reader killed mid-get (7-15 here) until
+  // the worker goes: destroying `holder` prints "object ... was not returned to mpool ucp_requests".
+  holder.deallocate(mem);
 }
 
 }  // namespace

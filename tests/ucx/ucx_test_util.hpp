@@ -1,6 +1,6 @@
-// Shared by the ucx tests, the holder process they start (ucx_holder.cpp) and bench_ucx_read:
-// a verifiable byte pattern, length-prefixed strings over a socket, and HolderProcess, which
-// fork+execs ucx_holder and always kills and reaps it.
+// Shared by the ucx tests, the peer processes they start (ucx_peer.cpp) and bench_ucx_read:
+// a verifiable byte pattern, length-prefixed strings over a socket, and PeerProcess, which
+// fork+execs ucx_peer and always kills and reaps it.
 #pragma once
 
 #include <poll.h>
@@ -80,12 +80,14 @@ inline std::string recv_string(int fd, std::chrono::milliseconds limit) {
   return s;
 }
 
-// A separate process exposing `mib` MiB of pattern `seed` as `ranges` adjacent ranges through its
-// own UcxTransport. Its endpoint and descriptors arrive over a socketpair; the destructor
-// SIGKILLs and reaps it (a stopped process too). The holder also exits when the socket closes.
-class HolderProcess {
+// A child process running ucx_peer (fork+exec) with a socketpair on its fd 3. The destructor
+// SIGKILLs and reaps it (a stopped process too); ucx_peer also exits when the socket closes.
+class PeerProcess {
  public:
-  HolderProcess(const char* holder_exe, std::uint64_t mib, int ranges, std::uint32_t seed) {
+  PeerProcess(const char* exe, const std::vector<std::string>& args) {
+    std::vector<const char*> argv{exe};
+    for (const auto& a : args) argv.push_back(a.c_str());
+    argv.push_back(nullptr);
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) throw std::runtime_error("socketpair");
     pid_ = ::fork();
@@ -94,29 +96,19 @@ class HolderProcess {
       // Only async-signal-safe calls before exec: the parent may run UCX threads.
       ::dup2(sv[1], 3);  // dup2 clears FD_CLOEXEC on 3
       ::close_range(4, ~0U, 0);
-      const std::string m = std::to_string(mib), r = std::to_string(ranges), s = std::to_string(seed);
-      ::execl(holder_exe, holder_exe, "3", m.c_str(), r.c_str(), s.c_str(), static_cast<char*>(nullptr));
+      ::execv(exe, const_cast<char* const*>(argv.data()));
       ::_exit(127);
     }
     ::close(sv[1]);
     fd_ = sv[0];
-    try {
-      endpoint_ = recv_string(fd_, std::chrono::seconds(30));
-      const auto count = std::stoul(recv_string(fd_, std::chrono::seconds(5)));
-      for (std::size_t i = 0; i < count; ++i) descriptors_.push_back(recv_string(fd_, std::chrono::seconds(5)));
-    } catch (...) {
-      stop();
-      throw;
-    }
   }
-  ~HolderProcess() { stop(); }
-  HolderProcess(const HolderProcess&) = delete;
-  HolderProcess& operator=(const HolderProcess&) = delete;
+  ~PeerProcess() { stop(); }
+  PeerProcess(const PeerProcess&) = delete;
+  PeerProcess& operator=(const PeerProcess&) = delete;
 
-  const std::string& endpoint() const { return endpoint_; }
-  const std::vector<std::string>& descriptors() const { return descriptors_; }
-  void signal(int sig) const { ::kill(pid_, sig); }
+  int fd() const { return fd_; }
   pid_t pid() const { return pid_; }
+  void signal(int sig) const { ::kill(pid_, sig); }
   void stop() {
     if (pid_ > 0) {
       ::kill(pid_, SIGKILL);
@@ -132,8 +124,40 @@ class HolderProcess {
  private:
   pid_t pid_ = -1;
   int fd_ = -1;
+};
+
+// `ucx_peer hold`: a process exposing `mib` MiB of pattern `seed` as `ranges` adjacent ranges
+// through its own UcxTransport; its endpoint and descriptors arrive over the socket.
+class HolderProcess : public PeerProcess {
+ public:
+  HolderProcess(const char* exe, std::uint64_t mib, int ranges, std::uint32_t seed)
+      : PeerProcess(exe, {"hold", std::to_string(mib), std::to_string(ranges), std::to_string(seed)}) {
+    endpoint_ = recv_string(fd(), std::chrono::seconds(30));
+    const auto count = std::stoul(recv_string(fd(), std::chrono::seconds(5)));
+    for (std::size_t i = 0; i < count; ++i) descriptors_.push_back(recv_string(fd(), std::chrono::seconds(5)));
+  }
+
+  const std::string& endpoint() const { return endpoint_; }
+  const std::vector<std::string>& descriptors() const { return descriptors_; }
+
+ private:
   std::string endpoint_;
   std::vector<std::string> descriptors_;
+};
+
+// `ucx_peer read`: a process reading the given regions (each `part_bytes`) again and again in
+// 4 MiB chunks until killed; construction returns once its first full pass succeeded.
+class ReaderProcess : public PeerProcess {
+ public:
+  ReaderProcess(const char* exe, const std::string& endpoint, const std::vector<std::string>& descriptors,
+                std::uint64_t part_bytes)
+      : PeerProcess(exe, {"read", std::to_string(part_bytes)}) {
+    send_string(fd(), endpoint);
+    send_string(fd(), std::to_string(descriptors.size()));
+    for (const auto& d : descriptors) send_string(fd(), d);
+    char streaming = 0;
+    read_all(fd(), &streaming, 1, std::chrono::seconds(30));
+  }
 };
 
 }  // namespace tensorhub::test
