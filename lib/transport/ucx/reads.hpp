@@ -1,6 +1,8 @@
 // The reader side of UcxTransport: one-sided gets from peers, their completions, and failure
 // handling. Every member function must be called with Core::mutex held (the progress thread
 // drives the same worker); UCX calls back (endpoint errors) only from inside those calls.
+// Gets carry no completion callback: each pending read owns its request (Request) and poll()
+// checks ucp_request_check_status, so no callback ever touches the read table.
 //
 // Failure handling (share/doc/transport-ucx.md):
 //  * endpoint error callback, or a get that ends in error: the peer is dead;
