@@ -31,6 +31,25 @@ if(NOT TENSORHUB_CUDA STREQUAL "OFF")
 endif()
 message(STATUS "TensorHub: CUDA support ${TENSORHUB_HAVE_CUDA}")
 
+# UCX (libucx-dev) for the `ucx` transport: AUTO builds it when pkg-config finds ucx, ON
+# requires it, OFF skips it. TENSORHUB_HAVE_UCX lands in tensorhub/config.hpp.
+set(TENSORHUB_WITH_UCX "AUTO" CACHE STRING "Build the ucx transport: AUTO, ON or OFF")
+set_property(CACHE TENSORHUB_WITH_UCX PROPERTY STRINGS AUTO ON OFF)
+set(TENSORHUB_HAVE_UCX OFF)
+if(NOT TENSORHUB_WITH_UCX STREQUAL "OFF")
+  pkg_check_modules(UCX QUIET IMPORTED_TARGET ucx)
+  if(UCX_FOUND)
+    set(TENSORHUB_HAVE_UCX ON)
+  elseif(TENSORHUB_WITH_UCX STREQUAL "ON")
+    message(FATAL_ERROR "TENSORHUB_WITH_UCX=ON but pkg-config finds no ucx (Debian: libucx-dev)")
+  endif()
+endif()
+if(TENSORHUB_HAVE_UCX)
+  message(STATUS "TensorHub: ucx transport ON (UCX ${UCX_VERSION})")
+else()
+  message(STATUS "TensorHub: ucx transport OFF")
+endif()
+
 # How tests and scripts launch MPI jobs. Open MPI on Debian disables osc/ucx in
 # /etc/openmpi/openmpi-mca-params.conf; the dynamic-window data plane needs it.
 set(TENSORHUB_MPIEXEC_PREFLAGS "" CACHE STRING "Extra flags for mpiexec in tests")

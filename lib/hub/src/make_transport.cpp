@@ -4,6 +4,10 @@
 #include "hub_impl.hpp"
 #include "local/local_transport.hpp"
 #include "mpi_rma/mpi_rma_transport.hpp"
+#include "tensorhub/config.hpp"
+#if TENSORHUB_HAVE_UCX
+#include "ucx/ucx_transport.hpp"
+#endif
 
 namespace tensorhub {
 
@@ -12,9 +16,15 @@ std::unique_ptr<transport::Transport> make_transport(const std::string& name, MP
   if (name == "mpi_rma") return std::make_unique<transport::MpiRmaTransport>(comm, job_tag, pool_bytes);
   if (name == "local") return std::make_unique<transport::LocalTransport>(job_tag + "-" + std::to_string(rank));
   if (name == "ucx") {
-    throw UserError("transport 'ucx' is not built into this TensorHub yet; use 'mpi_rma' or 'local'");
+#if TENSORHUB_HAVE_UCX
+    return std::make_unique<transport::UcxTransport>(transport::UcxOptions::from_env());
+#else
+    throw UserError(
+        "transport 'ucx' is not built into this TensorHub (configured without UCX: install libucx-dev "
+        "and reconfigure, or -DTENSORHUB_WITH_UCX=ON to require it); use 'mpi_rma' or 'local'");
+#endif
   }
-  throw UserError("unknown transport '" + name + "' (choose mpi_rma or local)");
+  throw UserError("unknown transport '" + name + "' (choose mpi_rma, ucx or local)");
 }
 
 }  // namespace tensorhub

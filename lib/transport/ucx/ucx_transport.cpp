@@ -1,0 +1,99 @@
+#include "ucx/ucx_transport.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdlib>
+#include <new>
+#include <string>
+
+#include "codec.hpp"
+#include "core.hpp"
+#include "exposure.hpp"
+#include "progress_thread.hpp"
+#include "reads.hpp"
+#include "tensorhub/core/error.hpp"
+
+namespace tensorhub::transport {
+namespace {
+
+constexpr std::uint64_t kPage = 4096;
+
+std::string default_label() {
+  std::array<char, 256> host{};
+  if (gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
+  return std::string(host.data()) + "/" + std::to_string(getpid());
+}
+
+}  // namespace
+
+UcxOptions UcxOptions::from_env() {
+  UcxOptions o;
+  if (const char* v = std::getenv("TENSORHUB_UCX_DEADLINE_MS"); v != nullptr && *v != '\0') {
+    const std::string_view text(v);
+    long long ms = 0;
+    const auto r = std::from_chars(text.data(), text.data() + text.size(), ms);
+    if (r.ec != std::errc{} || r.ptr != text.data() + text.size() || ms <= 0) {
+      throw UserError("TENSORHUB_UCX_DEADLINE_MS must be a positive number of milliseconds (got '" + std::string(text) +
+                      "')");
+    }
+    o.deadline = std::chrono::milliseconds(ms);
+  }
+  return o;
+}
+
+UcxTransport::UcxTransport(UcxOptions options) : options_(std::move(options)), core_(std::make_shared<ucx::Core>()) {
+  if (options_.label.empty()) options_.label = default_label();
+  if (options_.deadline.count() <= 0) throw UserError("ucx: the read deadline must be positive");
+  endpoint_ = ucx::encode_endpoint(options_.label, core_->worker.address());
+  reads_ = std::make_unique<ucx::Reads>(core_->worker, options_.deadline);
+  if (options_.progress_thread) progress_ = std::make_unique<ucx::ProgressThread>(core_->worker, core_->mutex);
+}
+
+UcxTransport::~UcxTransport() {
+  progress_.reset();
+  const std::lock_guard lock(core_->mutex);
+  reads_.reset();  // closes the endpoints while the worker exists
+}
+
+bool UcxTransport::reaches(std::string_view endpoint) const {
+  if (!ucx::looks_like_endpoint(endpoint)) return false;
+  try {
+    (void)ucx::decode_endpoint(endpoint);
+    return true;
+  } catch (const TransportError&) {
+    return false;
+  }
+}
+
+std::unique_ptr<Exposure> UcxTransport::expose(std::span<const MemoryRange> ranges) {
+  return ucx::expose_ranges(core_, ranges);
+}
+
+void UcxTransport::post(const ReadOp& op) {
+  const std::lock_guard lock(core_->mutex);
+  reads_->post(op);
+}
+
+void UcxTransport::poll(std::vector<Completion>& out) {
+  const std::lock_guard lock(core_->mutex);
+  reads_->poll(out);
+}
+
+std::size_t UcxTransport::in_flight() const {
+  const std::lock_guard lock(core_->mutex);
+  return reads_->in_flight();
+}
+
+void* UcxTransport::allocate(std::uint64_t bytes) {
+  const std::uint64_t rounded = (std::max<std::uint64_t>(bytes, 1) + kPage - 1) / kPage * kPage;
+  void* p = std::aligned_alloc(kPage, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+void UcxTransport::deallocate(void* p) { std::free(p); }
+
+}  // namespace tensorhub::transport
