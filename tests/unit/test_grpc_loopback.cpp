@@ -35,6 +35,21 @@ class Fake final : public Client {
     return 42;
   }
   void deregister_worker(WorkerId worker) override { last_worker = worker; }
+  HeartbeatReply heartbeat(WorkerId worker) override {
+    if (worker == 99) throw UnknownWorker("worker 99 is not registered here");
+    last_worker = worker;
+    return HeartbeatReply{1234};
+  }
+  std::vector<WorkerStatus> workers() override {
+    WorkerStatus s;
+    s.worker = 7;
+    s.info.host = "h7";
+    s.info.endpoint = "e";
+    s.state = WorkerState::kSuspect;
+    s.silent_ms = 42;
+    s.reason = "silent";
+    return {s};
+  }
   PublishReply publish(const PublishRequest& r) override {
     maybe_throw(r.model);
     last_publish = r;
@@ -141,6 +156,16 @@ TEST(GrpcE2E, AllCalls) {
   EXPECT_EQ(fake.last_info.endpoint, info.endpoint);
   client.deregister_worker(5);
   EXPECT_EQ(fake.last_worker, 5u);
+  EXPECT_EQ(client.heartbeat(6).lease_ms, 1234u);
+  EXPECT_EQ(fake.last_worker, 6u);
+  EXPECT_THROW(client.heartbeat(99), UnknownWorker);  // travels as NOT_FOUND + detail
+  const auto ws = client.workers();
+  ASSERT_EQ(ws.size(), 1u);
+  EXPECT_EQ(ws[0].worker, 7u);
+  EXPECT_EQ(ws[0].info.host, "h7");
+  EXPECT_EQ(ws[0].state, WorkerState::kSuspect);
+  EXPECT_EQ(ws[0].silent_ms, 42u);
+  EXPECT_EQ(ws[0].reason, "silent");
 
   PublishRequest p;
   p.model = "m";

@@ -345,6 +345,8 @@ TEST_F(PullEngineTest, CorruptedSourceByteGivesChecksumErrorNamingTensorAndChunk
   // No pin left behind, and the reader did not become a source of the bad chunk: another
   // reader is sent to the origin for it although relays are preferred.
   EXPECT_EQ(read_pins(coord_, "m", 1, 1), 0u);
+  // The bad read made the origin suspect (liveness.hpp) until it is heard from again.
+  coord_.heartbeat(p1_.id);
   Reader other(coord_, "other");
   other.resolve(coord_, "m");
   const auto& head = other.manifest.tensors[*other.manifest.find("head")];

@@ -31,6 +31,8 @@ class RecordingClient final : public coord::Client {
 
   WorkerId register_worker(const coord::WorkerInfo& info) override { return c_.register_worker(info); }
   void deregister_worker(WorkerId w) override { c_.deregister_worker(w); }
+  coord::HeartbeatReply heartbeat(WorkerId w) override { return c_.heartbeat(w); }
+  std::vector<coord::WorkerStatus> workers() override { return c_.workers(); }
   coord::PublishReply publish(const coord::PublishRequest& r) override { return c_.publish(r); }
   std::uint32_t unpublish(WorkerId w, const std::string& m, std::uint64_t v) override { return c_.unpublish(w, m, v); }
   std::uint32_t wait_drained(WorkerId w, const std::string& m, std::uint64_t v,

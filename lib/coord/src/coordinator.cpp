@@ -1,6 +1,7 @@
 #include "tensorhub/coord/coordinator.hpp"
 
 #include <algorithm>
+#include <random>
 #include <utility>
 
 #include "tensorhub/core/error.hpp"
@@ -9,10 +10,27 @@
 
 namespace tensorhub::coord {
 
+namespace {
+
+// Worker ids carry 20 bits of incarnation above a 32-bit counter: unique across coordinators
+// with high probability, and below 2^53 (exact in JSON readers).
+constexpr std::uint32_t kIncarnationMask = (1u << 20) - 1;
+
+std::uint32_t pick_incarnation(std::uint32_t configured) {
+  if (configured != 0) return configured & kIncarnationMask;
+  std::random_device rd;
+  std::uint32_t x = 0;
+  while (x == 0) x = rd() & kIncarnationMask;
+  return x;
+}
+
+}  // namespace
+
 Coordinator::Coordinator(CoordinatorConfig config)
-    : config_(std::move(config)), log_("coord"), slots_(config_.slot_grace) {
+    : config_(std::move(config)), log_("coord"), liveness_(config_.lease), slots_(config_.slot_grace) {
   if (config_.max_readers_per_source == 0) throw UserError("max_readers_per_source must be at least 1");
   if (config_.slot_grace.count() < 0) throw UserError("slot_grace must not be negative");
+  next_worker_ = (WorkerId{pick_incarnation(config_.incarnation)} << 32) | 1;
 }
 
 std::chrono::steady_clock::time_point Coordinator::now() const {
@@ -21,8 +39,18 @@ std::chrono::steady_clock::time_point Coordinator::now() const {
 
 const WorkerInfo& Coordinator::worker(WorkerId id) const {
   const auto it = workers_.find(id);
-  if (it == workers_.end()) throw NotFoundError("worker " + std::to_string(id) + " is not registered");
+  if (it == workers_.end()) {
+    throw UnknownWorker("worker " + std::to_string(id) +
+                        " is not registered here (its lease expired, or another coordinator now serves the hub): "
+                        "register again");
+  }
   return it->second;
+}
+
+const WorkerInfo& Coordinator::alive(WorkerId id) {
+  const auto& info = worker(id);
+  liveness_.touch(id, now());
+  return info;
 }
 
 VersionState& Coordinator::version_or_throw(const std::string& model, std::uint64_t version) {
@@ -41,14 +69,23 @@ VersionState& Coordinator::version_or_throw(const std::string& model, std::uint6
 WorkerId Coordinator::register_worker(const WorkerInfo& info) {
   if (info.endpoint.empty()) throw UserError("worker registration without an endpoint");
   std::lock_guard lock(mu_);
+  reap();
   const WorkerId id = next_worker_++;
   workers_.emplace(id, info);
+  liveness_.add(id, now());
   return id;
 }
 
 void Coordinator::deregister_worker(WorkerId id) {
   std::lock_guard lock(mu_);
+  reap();
   worker(id);
+  // Reading groups it resolved and did not finish are finished on its behalf.
+  std::vector<GroupKey> groups;
+  for (const auto& [key, g] : group_reads_) {
+    if (g.active.count(id)) groups.push_back(key);
+  }
+  for (const auto& key : groups) finish_group_read(key, id);
   // A clean leave unpublishes first; whatever is left is withdrawn so no new reads go there.
   for (auto& [model, versions] : models_) {
     for (auto& [n, v] : versions) {
@@ -59,6 +96,8 @@ void Coordinator::deregister_worker(WorkerId id) {
     }
   }
   slots_.forget_worker(id);
+  liveness_.remove(id);
+  remember_departed(id, WorkerState::kLeft, "deregistered");
   workers_.erase(id);
   changed_.notify_all();
 }
@@ -67,7 +106,8 @@ PublishReply Coordinator::publish(const PublishRequest& r) {
   if (r.model.empty()) throw UserError("publish with an empty model name");
   if (r.group.size == 0) throw UserError("publish with a group of size 0");
   std::lock_guard lock(mu_);
-  worker(r.worker);
+  reap();
+  alive(r.worker);
   auto& versions = models_[r.model];
   auto it = versions.find(r.version);
   bool fresh = false;
@@ -97,7 +137,8 @@ std::uint32_t Coordinator::outstanding(const VersionState& v, const Holder& h) c
 
 std::uint32_t Coordinator::unpublish(WorkerId w, const std::string& model, std::uint64_t version) {
   std::lock_guard lock(mu_);
-  worker(w);
+  reap();
+  alive(w);
   auto& v = version_or_throw(model, version);
   if (v.drop_pending(w)) {
     if (!v.committed() && !v.has_pending()) {
@@ -152,6 +193,8 @@ std::uint32_t Coordinator::wait_drained(WorkerId w, const std::string& model, st
   std::unique_lock lock(mu_);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
+    reap();  // a reader that died holding pins releases them here
+    alive(w);
     const auto m = models_.find(model);
     if (m == models_.end()) return 0;
     const auto vit = m->second.find(version);
@@ -165,12 +208,14 @@ std::uint32_t Coordinator::wait_drained(WorkerId w, const std::string& model, st
       changed_.notify_all();
       return 0;
     }
-    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout) return left;
+    if (std::chrono::steady_clock::now() >= deadline) return left;
+    changed_.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now() + reap_tick()));
   }
 }
 
 void Coordinator::retain(const std::string& model, std::uint64_t version) {
   std::lock_guard lock(mu_);
+  reap();
   auto& v = version_or_throw(model, version);
   if (!v.committed()) throw UserError(vname(model, version) + " is not committed yet; retain it after publish");
   ++v.retained;
@@ -178,6 +223,7 @@ void Coordinator::retain(const std::string& model, std::uint64_t version) {
 
 void Coordinator::release(const std::string& model, std::uint64_t version) {
   std::lock_guard lock(mu_);
+  reap();
   auto& v = version_or_throw(model, version);
   if (v.retained == 0) throw UserError(vname(model, version) + " is not retained");
   --v.retained;
@@ -196,6 +242,7 @@ std::optional<std::uint64_t> Coordinator::latest_locked(const std::string& model
 
 std::optional<std::uint64_t> Coordinator::latest(const std::string& model) {
   std::lock_guard lock(mu_);
+  reap();
   return latest_locked(model);
 }
 
@@ -204,16 +251,19 @@ std::optional<std::uint64_t> Coordinator::wait_for(const std::string& model, std
   std::unique_lock lock(mu_);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
+    reap();  // the latest version may lose its last holder while we wait
     const auto v = latest_locked(model);
     if (v && (!newer_than || *v > *newer_than)) return v;
-    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout) return std::nullopt;
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    changed_.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now() + reap_tick()));
   }
 }
 
 ResolveReply Coordinator::resolve(const ResolveRequest& r) {
   if (r.group.size == 0 || r.group.rank >= r.group.size) throw UserError("resolve: bad reading group");
   std::lock_guard lock(mu_);
-  worker(r.reader);
+  reap();
+  alive(r.reader);
   const GroupKey key{r.model, r.group.name, r.seq};
   auto g = group_reads_.find(key);
   if (g != group_reads_.end()) {
@@ -224,6 +274,7 @@ ResolveReply Coordinator::resolve(const ResolveRequest& r) {
     }
     auto& gv = version_or_throw(r.model, g->second.version);
     gv.reader_tickets[r.reader] = g->second.ticket;
+    g->second.active.insert(r.reader);
     return ResolveReply{gv.manifest(), gv.snapshot};
   }
   std::uint64_t chosen = 0;
@@ -244,13 +295,14 @@ ResolveReply Coordinator::resolve(const ResolveRequest& r) {
   v.group_pins += r.group.size;
   const auto ticket = ++ticket_;
   v.reader_tickets[r.reader] = ticket;
-  group_reads_.emplace(key, GroupRead{chosen, ticket, r.group.size});
+  group_reads_.emplace(key, GroupRead{chosen, ticket, r.group.size, {r.reader}});
   return ResolveReply{v.manifest(), v.snapshot};
 }
 
 void Coordinator::offer_relay(const RelayOffer& o) {
   std::lock_guard lock(mu_);
-  worker(o.reader);
+  reap();
+  alive(o.reader);
   auto& v = version_or_throw(o.model, o.version);
   if (o.regions.size() != v.manifest().tensors.size()) throw UserError("relay offer: one region slot per tensor");
   if (Holder* h = v.find_holder(o.reader)) {
@@ -270,28 +322,42 @@ void Coordinator::offer_relay(const RelayOffer& o) {
 
 void Coordinator::finish(const FinishRequest& r) {
   std::lock_guard lock(mu_);
+  reap();
+  alive(r.reader);
   const GroupKey key{r.model, r.group.name, r.seq};
-  auto g = group_reads_.find(key);
+  const auto g = group_reads_.find(key);
   if (g == group_reads_.end()) throw ContractViolation("finish() without resolve() for group '" + r.group.name + "'");
-  auto m = models_.find(r.model);
+  if (!g->second.active.count(r.reader)) {
+    throw ContractViolation("finish() by a rank that did not resolve group '" + r.group.name + "' pull #" +
+                            std::to_string(r.seq));
+  }
+  finish_group_read(key, r.reader);
+}
+
+void Coordinator::finish_group_read(const GroupKey& key, WorkerId reader) {
+  auto g = group_reads_.find(key);
+  const auto& model = std::get<0>(key);
+  g->second.active.erase(reader);
+  auto m = models_.find(model);
   if (m != models_.end()) {
     auto vit = m->second.find(g->second.version);
     if (vit != m->second.end()) {
-      vit->second.reader_tickets.erase(r.reader);
-      vit->second.still_wanted.erase(r.reader);
+      vit->second.reader_tickets.erase(reader);
+      vit->second.still_wanted.erase(reader);
     }
     if (vit != m->second.end() && vit->second.group_pins > 0) {
       --vit->second.group_pins;
-      drop_if_unused(r.model, g->second.version);
+      drop_if_unused(model, g->second.version);
     }
   }
   if (--g->second.finishes_left == 0) group_reads_.erase(g);
-  for (const auto holder : slots_.idle_slots_of(r.reader)) slots_.release_if_idle(holder, r.reader);
+  for (const auto holder : slots_.idle_slots_of(reader)) slots_.release_if_idle(holder, reader);
   changed_.notify_all();
 }
 
 std::vector<ModelStatus> Coordinator::status() {
   std::lock_guard lock(mu_);
+  reap();
   std::vector<ModelStatus> out;
   for (const auto& [name, versions] : models_) {
     ModelStatus ms;

@@ -12,6 +12,7 @@ namespace tensorhub::coord {
 
 bool Coordinator::candidates_for(VersionState& v, WorkerId reader, const WorkerInfo& me, std::uint32_t c,
                                  std::vector<Candidate>& cands, std::vector<Holder*>& holders) {
+  const auto t = now();
   cands.clear();
   holders.clear();
   bool any_holder = false;
@@ -21,7 +22,9 @@ bool Coordinator::candidates_for(VersionState& v, WorkerId reader, const WorkerI
     if (id == reader || !h.have[c] || !v.may_serve(h, reader)) continue;
     const auto wit = workers_.find(id);
     if (wit == workers_.end()) continue;
-    if (v.failed_pairs.count({reader, id})) {  // this holder already failed this reader
+    if (v.failed_pairs.count({reader, id}) || liveness_.suspect(id, t)) {
+      // This holder failed this reader, or is suspect (silent, or failed another reader since it
+      // was last heard from): no new reads until it proves alive (liveness.hpp).
       any_failed = true;
       continue;
     }
@@ -64,7 +67,8 @@ void Coordinator::release_unneeded_slots(const VersionState& v, WorkerId reader)
 
 AcquireReply Coordinator::acquire(const AcquireRequest& r) {
   std::lock_guard lock(mu_);
-  const auto& me = worker(r.reader);
+  reap();
+  const auto& me = alive(r.reader);
   auto& v = version_or_throw(r.model, r.version);
   const auto& man = v.manifest();
   for (const auto c : r.chunks) {
@@ -92,6 +96,7 @@ AcquireReply Coordinator::acquire(const AcquireRequest& r) {
     }
     Holder& src = *holders[*pick];
     ++src.pins;
+    ++src.pinned_by[r.reader];
     slots_.add_read(src.worker, r.reader, me.dc);
     if (Holder* mine = v.find_holder(r.reader)) mine->depth = std::max(mine->depth, src.depth + 1);
     const auto& spec = man.chunks[c];
@@ -105,18 +110,26 @@ AcquireReply Coordinator::acquire(const AcquireRequest& r) {
 
 void Coordinator::complete(const CompleteRequest& r) {
   std::lock_guard lock(mu_);
+  reap();
+  alive(r.reader);
   auto& v = version_or_throw(r.model, r.version);
   const auto t = now();
   for (const auto& res : r.results) {
-    Holder* h = v.find_holder(res.holder);
-    if (h == nullptr || h->pins == 0) throw ContractViolation("complete() for a read that was not assigned");
-    --h->pins;
     if (!res.ok) {
       v.failed_pairs.insert({r.reader, res.holder});
       drop_seed(v, r.reader);  // a seed whose read failed makes way for the next reader of its DC
-      log_.warn("reader " + std::to_string(r.reader) + " failed to read chunk " + std::to_string(res.chunk) + " of " +
-                vname(r.model, r.version) + " from worker " + std::to_string(res.holder));
+      const auto what = "reader " + std::to_string(r.reader) + " failed to read chunk " + std::to_string(res.chunk) +
+                        " of " + vname(r.model, r.version) + " from worker " + std::to_string(res.holder);
+      log_.warn(what);
+      liveness_.report_failure(res.holder, t, what);
     }
+    Holder* h = v.find_holder(res.holder);
+    if (h == nullptr && !workers_.count(res.holder)) continue;  // declared dead meanwhile: pins went with it
+    if (h == nullptr) throw ContractViolation("complete() for a read that was not assigned");
+    const auto pin = h->pinned_by.find(r.reader);
+    if (pin == h->pinned_by.end() || h->pins == 0) throw ContractViolation("complete() for a read that was not assigned");
+    --h->pins;
+    if (--pin->second == 0) h->pinned_by.erase(pin);
     // The slot stays (sticky) while the holder still has chunks the reader wants.
     if (slots_.end_read(res.holder, r.reader, t) &&
         (!res.ok || !v.may_serve(*h, r.reader) || !v.wanted_from(*h, r.reader))) {

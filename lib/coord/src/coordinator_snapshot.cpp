@@ -127,7 +127,8 @@ bool Coordinator::lease_alive(const VersionState& v) const {
 
 OffloadLease Coordinator::begin_offload(WorkerId w, const std::string& model, std::uint64_t version) {
   std::lock_guard lock(mu_);
-  worker(w);
+  reap();
+  alive(w);
   auto& v = version_or_throw(model, version);
   const Holder* h = v.find_holder(w);
   if (!v.snapshot.empty() || v.retained == 0 || h == nullptr || h->withdrawn || !v.sole_holder_of_some_chunk(w)) {
@@ -144,6 +145,8 @@ OffloadLease Coordinator::begin_offload(WorkerId w, const std::string& model, st
 
 void Coordinator::end_offload(WorkerId w, const std::string& model, std::uint64_t version) {
   std::lock_guard lock(mu_);
+  reap();
+  liveness_.touch(w, now());
   const auto m = models_.find(model);
   if (m == models_.end()) return;
   const auto vit = m->second.find(version);

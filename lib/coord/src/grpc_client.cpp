@@ -3,11 +3,15 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "grpc_codec.hpp"
 #include "tensorhub.grpc.pb.h"
 #include "tensorhub/core/error.hpp"
+#include "tensorhub/core/log.hpp"
 
 namespace tensorhub::coord {
 namespace {
@@ -23,10 +27,18 @@ using Method = grpc::Status (Stub::*)(grpc::ClientContext*, const Req&, Rep*);
 }  // namespace
 
 struct GrpcClient::Impl {
-  std::string address;
+  // One coordinator address: a primary, or a standby that takes over when it dies.
+  struct Target {
+    std::string address;
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<Stub> stub;
+  };
+
+  std::string address;  // as given: "host:port[,host:port...]"
   std::chrono::milliseconds rpc_deadline;
-  std::shared_ptr<grpc::Channel> channel;
-  std::unique_ptr<Stub> stub;
+  std::vector<Target> targets;
+  mutable std::atomic<std::size_t> current{0};  // the target calls go to first
+  Logger log{"coord.client"};
 
   Impl(std::string addr, std::chrono::milliseconds deadline) : address(std::move(addr)), rpc_deadline(deadline) {
     if (address.empty()) throw UserError("coordinator address is empty");
@@ -36,9 +48,25 @@ struct GrpcClient::Impl {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(kMaxMessageBytes);
     args.SetMaxSendMessageSize(kMaxMessageBytes);
-    channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
-    if (!channel) throw TransportError("coordinator " + address + ": cannot create a gRPC channel");
-    stub = pb::Coordinator::NewStub(channel);
+    // A restarted or newly active coordinator is found within ~0.5 s, not after gRPC's default
+    // reconnect backoff (up to 120 s).
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
+    std::size_t begin = 0;
+    for (;;) {
+      const auto comma = address.find(',', begin);
+      auto one = address.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+      if (one.empty()) throw UserError("coordinator address list '" + address + "' has an empty entry");
+      Target t;
+      t.address = one;
+      t.channel = grpc::CreateCustomChannel(one, grpc::InsecureChannelCredentials(), args);
+      if (!t.channel) throw TransportError("coordinator " + one + ": cannot create a gRPC channel");
+      t.stub = pb::Coordinator::NewStub(t.channel);
+      targets.push_back(std::move(t));
+      if (comma == std::string::npos) break;
+      begin = comma + 1;
+    }
   }
 
   // Deadline for a call that may wait `timeout` on the server.
@@ -46,10 +74,13 @@ struct GrpcClient::Impl {
     return std::clamp(timeout, std::chrono::milliseconds::zero(), codec::kMaxWireTimeout) + rpc_deadline;
   }
 
-  std::string context(const char* rpc) const { return "coordinator " + address + ": " + rpc + ": "; }
+  std::string context(const char* rpc) const { return context(rpc, address); }
+  static std::string context(const char* rpc, const std::string& where) {
+    return "coordinator " + where + ": " + rpc + ": ";
+  }
 
-  [[noreturn]] void throw_status(const char* rpc, const grpc::Status& status) const {
-    std::string what = context(rpc) + status.error_message();
+  [[noreturn]] void throw_status(const char* rpc, const grpc::Status& status, const std::string& where) const {
+    std::string what = context(rpc, where) + status.error_message();
     switch (status.error_code()) {
       case grpc::StatusCode::FAILED_PRECONDITION:
         if (status.error_details() == codec::kOffloadRequiredDetail) throw OffloadRequired(what);
@@ -57,6 +88,7 @@ struct GrpcClient::Impl {
       case grpc::StatusCode::INVALID_ARGUMENT:
         throw UserError(what);
       case grpc::StatusCode::NOT_FOUND:
+        if (status.error_details() == codec::kUnknownWorkerDetail) throw UnknownWorker(what);
         throw NotFoundError(what);
       case grpc::StatusCode::DEADLINE_EXCEEDED:
         throw TimeoutError(what);
@@ -67,15 +99,36 @@ struct GrpcClient::Impl {
     }
   }
 
-  // One unary call with a deadline; a non-OK status becomes a typed exception.
+  // One unary call with a deadline; a non-OK status becomes a typed exception. With several
+  // addresses, UNAVAILABLE (down, or a passive standby) moves on to the next one, round and
+  // round until the deadline: a standby that takes over within the deadline is found.
   template <class Req, class Rep>
   Rep call(const char* rpc, Method<Req, Rep> method, const Req& request, std::chrono::milliseconds deadline) const {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + deadline);
-    Rep reply;
-    const grpc::Status status = ((*stub).*method)(&ctx, request, &reply);
-    if (!status.ok()) throw_status(rpc, status);
-    return reply;
+    const auto end = std::chrono::steady_clock::now() + deadline;
+    for (std::size_t tried = 1;; ++tried) {
+      auto idx = current.load();
+      const Target& t = targets[idx];
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() +
+                       std::max(std::chrono::milliseconds(1), std::chrono::ceil<std::chrono::milliseconds>(
+                                                                  end - std::chrono::steady_clock::now())));
+      Rep reply;
+      const grpc::Status status = ((*t.stub).*method)(&ctx, request, &reply);
+      if (status.ok()) return reply;
+      if (targets.size() == 1 || status.error_code() != grpc::StatusCode::UNAVAILABLE) {
+        throw_status(rpc, status, t.address);
+      }
+      const auto next = (idx + 1) % targets.size();
+      if (current.compare_exchange_strong(idx, next)) {
+        log.info("coordinator " + t.address + " unavailable (" + status.error_message() + "); trying " +
+                 targets[next].address);
+      }
+      if (tried % targets.size() == 0) {  // a full round failed: pause, unless out of time
+        constexpr std::chrono::milliseconds kPause{100};
+        if (std::chrono::steady_clock::now() + kPause >= end) throw_status(rpc, status, address);
+        std::this_thread::sleep_for(kPause);
+      }
+    }
   }
 
   template <class Req, class Rep>
@@ -112,6 +165,17 @@ void GrpcClient::deregister_worker(WorkerId worker) {
   pb::DeregisterWorkerRequest req;
   req.set_worker(worker);
   impl_->call("DeregisterWorker", &Stub::DeregisterWorker, req);
+}
+
+HeartbeatReply GrpcClient::heartbeat(WorkerId worker) {
+  pb::HeartbeatRequest req;
+  req.set_worker(worker);
+  return HeartbeatReply{impl_->call("Heartbeat", &Stub::Heartbeat, req).lease_ms()};
+}
+
+std::vector<WorkerStatus> GrpcClient::workers() {
+  const auto rep = impl_->call("Workers", &Stub::Workers, pb::WorkersRequest{});
+  return impl_->decode("Workers", [&] { return codec::from_proto(rep); });
 }
 
 PublishReply GrpcClient::publish(const PublishRequest& request) {

@@ -95,6 +95,11 @@ ModelStatus from_proto(const pb::ModelStatus& status);
 pb::StatusReply to_proto(const std::vector<ModelStatus>& models);
 std::vector<ModelStatus> from_proto(const pb::StatusReply& reply);
 
+pb::WorkerStatus to_proto(const WorkerStatus& status);
+WorkerStatus from_proto(const pb::WorkerStatus& status);
+pb::WorkersReply to_proto(const std::vector<WorkerStatus>& workers);
+std::vector<WorkerStatus> from_proto(const pb::WorkersReply& reply);
+
 pb::AttachSnapshotRequest attach_to_proto(const std::string& path, const Manifest& manifest);
 // Rejects a request without a manifest (UserError).
 std::pair<std::string, Manifest> from_proto(const pb::AttachSnapshotRequest& request);
@@ -109,6 +114,9 @@ std::chrono::milliseconds timeout_from_proto(std::uint64_t timeout_ms);
 
 // error_details of the FAILED_PRECONDITION status that carries tensorhub::OffloadRequired.
 inline constexpr const char* kOffloadRequiredDetail = "tensorhub.OffloadRequired";
+
+// error_details of the NOT_FOUND status that carries tensorhub::UnknownWorker.
+inline constexpr const char* kUnknownWorkerDetail = "tensorhub.UnknownWorker";
 
 // The longest wait accepted from the wire (30 days; longer waits are clamped, not rejected).
 inline constexpr std::chrono::milliseconds kMaxWireTimeout{30LL * 24 * 3600 * 1000};

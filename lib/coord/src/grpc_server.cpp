@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <type_traits>
 #include <utility>
@@ -28,7 +29,8 @@ constexpr milliseconds kShutdownGrace{1000};
 // The service: decode, forward to the backend, encode; exceptions become status codes.
 class Service final : public pb::Coordinator::Service {
  public:
-  explicit Service(Client& backend) : backend_(backend), log_("coord.grpc") {}
+  Service(Client& backend, std::function<std::string()> refuse)
+      : backend_(backend), refuse_(std::move(refuse)), log_("coord.grpc") {}
 
   // Makes waiting calls return UNAVAILABLE at their next slice.
   void stop() { stopping_.store(true); }
@@ -42,6 +44,10 @@ class Service final : public pb::Coordinator::Service {
   grpc::Status DeregisterWorker(grpc::ServerContext*, const pb::DeregisterWorkerRequest* req,
                                 pb::DeregisterWorkerReply*) override {
     return guarded("DeregisterWorker", [&] { backend_.deregister_worker(req->worker()); });
+  }
+
+  grpc::Status Heartbeat(grpc::ServerContext*, const pb::HeartbeatRequest* req, pb::HeartbeatReply* rep) override {
+    return guarded("Heartbeat", [&] { rep->set_lease_ms(backend_.heartbeat(req->worker()).lease_ms); });
   }
 
   grpc::Status Publish(grpc::ServerContext*, const pb::PublishRequest* req, pb::PublishReply* rep) override {
@@ -113,6 +119,10 @@ class Service final : public pb::Coordinator::Service {
     return guarded("Status", [&] { *rep = codec::to_proto(backend_.status()); });
   }
 
+  grpc::Status Workers(grpc::ServerContext*, const pb::WorkersRequest*, pb::WorkersReply* rep) override {
+    return guarded("Workers", [&] { *rep = codec::to_proto(backend_.workers()); });
+  }
+
   grpc::Status AttachSnapshot(grpc::ServerContext*, const pb::AttachSnapshotRequest* req,
                               pb::AttachSnapshotReply*) override {
     return guarded("AttachSnapshot", [&] {
@@ -135,9 +145,14 @@ class Service final : public pb::Coordinator::Service {
   // Runs `body`, mapping the error taxonomy onto status codes (GrpcClient inverts this).
   template <class Body>
   grpc::Status guarded(const char* rpc, Body&& body) const {
+    if (refuse_) {
+      if (auto why = refuse_(); !why.empty()) return {grpc::StatusCode::UNAVAILABLE, why};
+    }
     try {
       body();
       return grpc::Status::OK;
+    } catch (const UnknownWorker& e) {
+      return {grpc::StatusCode::NOT_FOUND, e.what(), codec::kUnknownWorkerDetail};
     } catch (const NotFoundError& e) {
       return {grpc::StatusCode::NOT_FOUND, e.what()};
     } catch (const OffloadRequired& e) {
@@ -175,6 +190,7 @@ class Service final : public pb::Coordinator::Service {
   }
 
   Client& backend_;
+  std::function<std::string()> refuse_;
   Logger log_;
   std::atomic<bool> stopping_{false};
 };
@@ -189,7 +205,7 @@ struct GrpcServer::Impl {
   std::once_flag shutdown_once;
 
   Impl(Client& backend, std::string listen, const GrpcServerOptions& options)
-      : listen_address(std::move(listen)), service(backend) {
+      : listen_address(std::move(listen)), service(backend, options.refuse) {
     if (listen_address.empty()) throw UserError("coordinator listen address is empty");
     if (options.min_pollers < 1 || options.max_pollers < options.min_pollers ||
         options.max_threads <= options.max_pollers) {

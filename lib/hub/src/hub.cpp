@@ -73,8 +73,14 @@ Hub::Impl::Impl(MPI_Comm comm, HubOptions options)
   info.numa = labels.numa;
   info.gpu = labels.gpu;
   info.rank = rank_;
+  info_ = info;
   self_ = client_->register_worker(info);
-  log_.info("joined hub " + address_ + " as worker " + std::to_string(self_));
+  log_.info("joined hub " + address_ + " as worker " + std::to_string(self_.load()));
+  heartbeat_ = std::make_unique<HeartbeatThread>(
+      *client_,
+      HeartbeatThread::Hooks{[this] { return self_.load(); }, [this] { return restore_pending(); },
+                             [this] { return try_rebuild(); }},
+      log_);
 }
 
 void Hub::Impl::start_control_plane() {
@@ -135,12 +141,14 @@ void Hub::Impl::unpublish(const std::string& model, std::uint64_t version) {
 }
 
 void Hub::Impl::abandon() noexcept {
+  heartbeat_.reset();
   closed_ = true;
   references_.clear();
 }
 
 void Hub::Impl::close() {
   if (closed_) return;
+  heartbeat_.reset();  // no rebuild may race the teardown
   closed_ = true;
   // Withdraw everything this rank serves, newest first, waiting for its readers (and offloading
   // retained versions this rank is the last holder of).
@@ -160,7 +168,13 @@ void Hub::Impl::close() {
     }
     references_.pop_back();
   }
-  client_->deregister_worker(self_);
+  try {
+    client_->deregister_worker(self_);
+  } catch (const NotFoundError&) {
+    // the coordinator forgot us already (lease expired or it was replaced): nothing to undo
+  } catch (const TransportError& e) {
+    log_.warn(std::string("close: could not deregister: ") + e.what());
+  }
   kept.clear();
   // No rank may free the window or stop the coordinator while another still reads.
   mpi::sleepy_barrier(comm_.get());
@@ -190,20 +204,26 @@ Hub::~Hub() {
   }
 }
 
-void Hub::close() { impl_->close(); }
+void Hub::close() {
+  impl_->registered([&] { impl_->close(); });
+}
 
 void Hub::publish(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
                   const std::optional<Group>& group) {
-  impl_->publish(model, version, tensors, group);
+  impl_->registered([&] { impl_->publish(model, version, tensors, group); });
 }
-void Hub::unpublish(const std::string& model, std::uint64_t version) { impl_->unpublish(model, version); }
+void Hub::unpublish(const std::string& model, std::uint64_t version) {
+  impl_->registered([&] { impl_->unpublish(model, version); });
+}
 void Hub::retain(const std::string& model, std::uint64_t version) { impl_->client().retain(model, version); }
 void Hub::release(const std::string& model, std::uint64_t version) { impl_->client().release(model, version); }
-void Hub::attach_snapshot(const std::string& path) { impl_->attach_snapshot(path); }
+void Hub::attach_snapshot(const std::string& path) {
+  impl_->registered([&] { impl_->attach_snapshot(path); });
+}
 
 PullResult Hub::pull(const std::string& model, const Version& version, std::span<const Tensor> into,
                      const PullOptions& options) {
-  return impl_->pull(model, version, into, options);
+  return impl_->registered([&] { return impl_->pull(model, version, into, options); });
 }
 
 std::optional<std::uint64_t> Hub::latest(const std::string& model) { return impl_->client().latest(model); }
@@ -213,7 +233,9 @@ std::optional<std::uint64_t> Hub::wait_for(const std::string& model, std::option
   return impl_->client().wait_for(model, newer_than, timeout);
 }
 
-Manifest Hub::manifest(const std::string& model, const Version& version) { return impl_->manifest(model, version); }
+Manifest Hub::manifest(const std::string& model, const Version& version) {
+  return impl_->registered([&] { return impl_->manifest(model, version); });
+}
 
 std::vector<ModelInfo> Hub::status() {
   std::vector<ModelInfo> out;

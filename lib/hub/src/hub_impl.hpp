@@ -1,8 +1,10 @@
 // Hub internals: what one rank owns after joining (private header).
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "tensorhub/snapshot/snapshot.hpp"
 #include "tensorhub/mpi/mpi.hpp"
 #include "tensorhub/transport/transport.hpp"
+#include "heartbeat.hpp"
 
 namespace tensorhub {
 
@@ -32,6 +35,13 @@ struct Reference {
   std::vector<ByteRange> ranges;
   bool origin = true;
   std::vector<Tensor> tensors;  // the memory referenced, by tensor (what an offload copies)
+  // What re-creates the reference at a coordinator that lost it (rebuild.cpp): the publish
+  // request of an origin; the relay offer's regions and the chunks held of a relay.
+  coord::PublishRequest request{};
+  std::vector<std::string> relay_regions{};
+  std::vector<std::uint32_t> held{};
+  bool restored = true;  // known to the current coordinator
+  std::uint32_t restore_attempts = 0;
 };
 
 class Hub::Impl {
@@ -49,6 +59,22 @@ class Hub::Impl {
   // Local teardown without collectives (for a rank that is failing alone).
   void abandon() noexcept;
 
+  // Runs `f` with the API mutex held, registered at the coordinator: after a lost registration
+  // (lease expired, standby took over) it re-registers and re-publishes first, and retries `f`
+  // once when `f` itself meets UnknownWorker.
+  template <class F>
+  auto registered(F&& f) -> decltype(f()) {
+    std::lock_guard lock(api_mu_);
+    if (heartbeat_ && heartbeat_->lost()) rebuild_locked();
+    try {
+      return f();
+    } catch (const UnknownWorker& e) {
+      log_.warn(std::string("re-registering: ") + e.what());
+      rebuild_locked(true);
+      return f();
+    }
+  }
+
   coord::Client& client() { return *client_; }
   transport::Transport& transport() { return *transport_; }
   int rank() const { return rank_; }
@@ -58,6 +84,15 @@ class Hub::Impl {
 
  private:
   void start_control_plane();
+  // Registers again and re-creates this worker's references (`force`: even if the heartbeat
+  // thread has not noticed the loss). Expects api_mu_ held. rebuild.cpp.
+  void rebuild_locked(bool force = false);
+  // From the heartbeat thread: rebuild_locked if the API mutex is free; false if it was busy.
+  bool try_rebuild();
+  bool restore_pending() const;
+  // Re-creates one reference at the coordinator; false if the coordinator cannot take it yet
+  // (a relay of a version no origin has re-published).
+  bool restore(Reference& ref);
   // Withdraws `ref` at the coordinator and waits until no read of it is in flight.
   void withdraw(const Reference& ref);
   // withdraw(), offloading the version to a snapshot first when the coordinator requires it
@@ -82,11 +117,16 @@ class Hub::Impl {
   coord::Client* client_ = nullptr;
   std::string address_;
   std::unique_ptr<transport::Transport> transport_;
-  coord::WorkerId self_ = 0;
+  std::atomic<coord::WorkerId> self_{0};
+  coord::WorkerInfo info_;
+  // Serialises the API (one user thread) with the heartbeat thread's rebuilds.
+  std::mutex api_mu_;
+  std::atomic<std::uint32_t> pending_restores_{0};
   std::vector<Reference> references_;
   std::map<std::pair<std::string, std::string>, std::uint64_t> pull_seq_;
   std::uint64_t manifest_calls_ = 0;
   bool closed_ = false;
+  std::unique_ptr<HeartbeatThread> heartbeat_;  // last: stopped before anything it uses goes
 };
 
 // Creates the named transport backend; a backend not built into this library is a UserError.

@@ -39,6 +39,7 @@ void Hub::Impl::publish(const std::string& model, std::uint64_t version, std::sp
   req.regions = ref.exposure->descriptors();
   const auto reply = client_->publish(req);  // throws: ref goes out of scope, memory detached
   if (reply.committed) log_.info("published and committed '" + model + "' v" + std::to_string(version));
+  ref.request = std::move(req);
   references_.push_back(std::move(ref));
 }
 

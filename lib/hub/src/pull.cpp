@@ -85,6 +85,13 @@ PullResult Hub::Impl::pull(const std::string& model, const Version& version, std
     regions.resize(m.tensors.size());
     for (std::size_t i = 0; i < dests.size(); ++i) regions[dests[i].tensor] = relay.exposure->descriptors()[i];
     client_->offer_relay(coord::RelayOffer{self_, model, m.version, regions});
+    relay.relay_regions = regions;
+  }
+  // Every chunk of the destinations: what this reader relays once the pull is done.
+  std::vector<std::uint32_t> all_chunks;
+  for (const auto& d : dests) {
+    const auto& e = m.tensors[d.tensor];
+    for (std::uint32_t c = 0; c < e.num_chunks; ++c) all_chunks.push_back(e.first_chunk + c);
   }
 
   transfer::EngineOptions eo;
@@ -113,7 +120,10 @@ PullResult Hub::Impl::pull(const std::string& model, const Version& version, std
   PullResult result;
   result.version = m.version;
   if (!unavailable) {
-    if (options.relay) references_.push_back(std::move(relay));
+    if (options.relay) {
+      relay.held = all_chunks;
+      references_.push_back(std::move(relay));
+    }
     result.bytes = stats.bytes;
     result.seconds = stats.seconds;
     result.origin_bytes = stats.origin_bytes;
@@ -139,13 +149,9 @@ PullResult Hub::Impl::pull(const std::string& model, const Version& version, std
   result.bytes = result.file_bytes;
   if (options.relay) {
     client_->offer_relay(coord::RelayOffer{self_, model, m.version, regions});
+    relay.held = all_chunks;
     references_.push_back(std::move(relay));
-    std::vector<std::uint32_t> held;
-    for (const auto& d : dests) {
-      const auto& e = m.tensors[d.tensor];
-      for (std::uint32_t c = 0; c < e.num_chunks; ++c) held.push_back(e.first_chunk + c);
-    }
-    client_->complete(coord::CompleteRequest{self_, model, m.version, {}, std::move(held)});
+    client_->complete(coord::CompleteRequest{self_, model, m.version, {}, all_chunks});
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   log_.info("read '" + model + "' v" + std::to_string(m.version) + " from snapshot " + reply.snapshot + " (" +

@@ -19,6 +19,10 @@ class Client {
 
   virtual WorkerId register_worker(const WorkerInfo& info) = 0;
   virtual void deregister_worker(WorkerId worker) = 0;
+  // Keeps `worker`'s lease (every other call from it does too). Throws UnknownWorker if the
+  // coordinator does not know it (declared dead, or a new coordinator): register again and
+  // re-publish. heartbeat(0) is a liveness probe of the coordinator itself (no worker).
+  virtual HeartbeatReply heartbeat(WorkerId worker) = 0;
 
   virtual PublishReply publish(const PublishRequest& request) = 0;
   // Withdraws the worker's reference to (model, version): no new reads are assigned to it.
@@ -58,6 +62,8 @@ class Client {
   virtual void finish(const FinishRequest& request) = 0;
 
   virtual std::vector<ModelStatus> status() = 0;
+  // Registered workers with their liveness, then those that died or left recently.
+  virtual std::vector<WorkerStatus> workers() = 0;
 };
 
 }  // namespace tensorhub::coord

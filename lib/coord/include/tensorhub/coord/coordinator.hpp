@@ -6,12 +6,15 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <functional>
+#include <set>
 #include <map>
 #include <mutex>
 #include <tuple>
 
 #include "tensorhub/coord/client.hpp"
+#include "tensorhub/coord/liveness.hpp"
 #include "tensorhub/coord/planner.hpp"
 #include "tensorhub/coord/source_slots.hpp"
 #include "tensorhub/coord/version_state.hpp"
@@ -41,7 +44,8 @@ namespace tensorhub::coord {
 //   4. A lease whose holder has gone (deregistered, or its reference withdrawn) is stale: the
 //      next begin_offload takes it over (kWrite). A writer that fails calls end_offload() so
 //      another may try. A lease holder that hangs is bounded by the waiters' own deadline
-//      (the hub's pull deadline); there are no worker heartbeats yet.
+//      (the hub's pull deadline) and by the lease: a writer that stops heartbeating is declared
+//      dead and loses the lease.
 //   5. begin_offload answers kDone when nothing needs writing any more (snapshot attached,
 //      version released, or another live holder now has the caller's chunks): just retry.
 //
@@ -54,6 +58,12 @@ struct CoordinatorConfig {
   // How long a reader keeps its slot at a holder after its reads there drain (source_slots.hpp);
   // 0 releases it at once.
   std::chrono::milliseconds slot_grace{200};
+  // Worker lease (liveness.hpp): a worker not heard from for this long is declared dead and its
+  // references, pins and slots are removed. The hub heartbeats every lease/5. 0 = no expiry.
+  std::chrono::milliseconds lease{5000};
+  // High bits of every WorkerId this coordinator hands out (0 = random), so that ids from
+  // another coordinator (before a failover or restart) are never mistaken for this one's.
+  std::uint32_t incarnation = 0;
   // The coordinator's clock (tests inject one); empty = std::chrono::steady_clock::now.
   std::function<std::chrono::steady_clock::time_point()> clock{};
 };
@@ -64,6 +74,7 @@ class Coordinator final : public Client {
 
   WorkerId register_worker(const WorkerInfo& info) override;
   void deregister_worker(WorkerId worker) override;
+  HeartbeatReply heartbeat(WorkerId worker) override;
   PublishReply publish(const PublishRequest& request) override;
   std::uint32_t unpublish(WorkerId worker, const std::string& model, std::uint64_t version) override;
   std::uint32_t wait_drained(WorkerId worker, const std::string& model, std::uint64_t version,
@@ -79,6 +90,7 @@ class Coordinator final : public Client {
   void complete(const CompleteRequest& request) override;
   void finish(const FinishRequest& request) override;
   std::vector<ModelStatus> status() override;
+  std::vector<WorkerStatus> workers() override;
   void attach_snapshot(const std::string& path, const Manifest& manifest) override;
   OffloadLease begin_offload(WorkerId worker, const std::string& model, std::uint64_t version) override;
   void end_offload(WorkerId worker, const std::string& model, std::uint64_t version) override;
@@ -90,11 +102,25 @@ class Coordinator final : public Client {
     std::uint64_t version = 0;
     std::uint64_t ticket = 0;
     std::uint32_t finishes_left = 0;
+    std::set<WorkerId> active;  // ranks that resolved and have not finished
   };
   using GroupKey = std::tuple<std::string, std::string, std::uint64_t>;  // model, group, seq
 
   // All private helpers expect mu_ held.
+  // The registered worker `id` (UnknownWorker if not).
   const WorkerInfo& worker(WorkerId id) const;
+  // worker(id), renewing its lease: every call a worker makes counts as a heartbeat.
+  const WorkerInfo& alive(WorkerId id);
+  // Declares every worker whose lease expired dead (remove_dead). Called by every public call.
+  void reap();
+  // Removes a dead worker: its references (held chunks), the pins of its reads, its pending
+  // shards, its reading-group resolutions (finished on its behalf), its slots and seeds.
+  void remove_dead(WorkerId id, const std::string& reason);
+  void remember_departed(WorkerId id, WorkerState state, std::string reason);
+  // The finish() of `reader` for the group read `key` (which must exist).
+  void finish_group_read(const GroupKey& key, WorkerId reader);
+  // How long a waiting call sleeps before it reaps again.
+  std::chrono::milliseconds reap_tick() const;
   VersionState& version_or_throw(const std::string& model, std::uint64_t version);
   std::optional<std::uint64_t> latest_locked(const std::string& model) const;
   std::uint32_t outstanding(const VersionState& v, const Holder& h) const;
@@ -117,6 +143,12 @@ class Coordinator final : public Client {
   WorkerId next_worker_ = 1;
   std::uint64_t ticket_ = 0;  // orders resolutions and withdrawals
   std::map<WorkerId, WorkerInfo> workers_;
+  Liveness liveness_;
+  struct Departed {
+    WorkerStatus status;
+    std::chrono::steady_clock::time_point when;
+  };
+  std::deque<Departed> departed_;  // the last kMaxDeparted workers that died or left
   std::map<std::string, std::map<std::uint64_t, VersionState>> models_;
   std::map<GroupKey, GroupRead> group_reads_;
   SourceSlots slots_;  // who each holder serves (K accounting)

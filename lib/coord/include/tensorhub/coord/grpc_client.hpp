@@ -7,6 +7,7 @@
 // the typed exceptions of tensorhub/core/error.hpp:
 //   FAILED_PRECONDITION + OffloadRequired detail -> OffloadRequired (a UserError)
 //   INVALID_ARGUMENT, FAILED_PRECONDITION -> UserError
+//   NOT_FOUND + UnknownWorker detail      -> UnknownWorker (register again)
 //   NOT_FOUND                             -> NotFoundError
 //   DEADLINE_EXCEEDED                     -> TimeoutError
 //   INTERNAL                              -> ContractViolation
@@ -29,7 +30,11 @@ namespace tensorhub::coord {
 
 class GrpcClient final : public Client {
  public:
-  // `address` is a gRPC target, e.g. "host:port" or "dns:///host:port". The channel is
+  // `address` is a gRPC target, e.g. "host:port" or "dns:///host:port", or a comma-separated
+  // list of them: a primary coordinator and its standbys (`tensorhub serve --standby-of`).
+  // Calls go to one address; when it answers UNAVAILABLE (down, or a standby that has not
+  // taken over) the client moves to the next, round and round within the call's deadline. The
+  // channel is
   // insecure (plain TCP; the control plane is meant for a trusted cluster network) and accepts
   // messages up to 256 MiB both ways. Connecting is lazy: this never fails for a down server.
   GrpcClient(std::string address, std::chrono::milliseconds rpc_deadline);
@@ -42,6 +47,7 @@ class GrpcClient final : public Client {
 
   WorkerId register_worker(const WorkerInfo& info) override;
   void deregister_worker(WorkerId worker) override;
+  HeartbeatReply heartbeat(WorkerId worker) override;
 
   PublishReply publish(const PublishRequest& request) override;
   std::uint32_t unpublish(WorkerId worker, const std::string& model, std::uint64_t version) override;
@@ -62,6 +68,7 @@ class GrpcClient final : public Client {
   void finish(const FinishRequest& request) override;
 
   std::vector<ModelStatus> status() override;
+  std::vector<WorkerStatus> workers() override;
   void attach_snapshot(const std::string& path, const Manifest& manifest) override;
   OffloadLease begin_offload(WorkerId worker, const std::string& model, std::uint64_t version) override;
   void end_offload(WorkerId worker, const std::string& model, std::uint64_t version) override;

@@ -4,6 +4,7 @@
 // RAII: the constructor binds and starts serving, the destructor stops. Each rpc is forwarded
 // to `backend` on a server thread, so the backend must be thread-safe and must outlive the
 // server. Exceptions thrown by the backend become gRPC status codes (GrpcClient maps them back):
+//   UnknownWorker -> NOT_FOUND, error_details "tensorhub.UnknownWorker"
 //   NotFoundError -> NOT_FOUND          UserError      -> INVALID_ARGUMENT
 //   TimeoutError  -> DEADLINE_EXCEEDED  TransportError -> UNAVAILABLE
 //   OffloadRequired -> FAILED_PRECONDITION, error_details "tensorhub.OffloadRequired"
@@ -18,6 +19,7 @@
 // gRPC stays out of this header (pimpl).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -29,6 +31,10 @@ struct GrpcServerOptions {
   int min_pollers = 2;     // threads always waiting for new calls
   int max_pollers = 8;     // idle threads beyond this exit
   int max_threads = 1024;  // all server threads, waiting handlers included
+  // Asked before every call: a non-empty answer refuses the call with UNAVAILABLE and that
+  // message (a passive standby coordinator; clients then try their next address). Must be
+  // thread-safe and quick. Empty = serve everything.
+  std::function<std::string()> refuse{};
 };
 
 class GrpcServer {

@@ -164,6 +164,28 @@ struct OffloadLease {
   WorkerId holder = 0;  // the worker holding the lease (kWrite: the caller; kWait: the writer)
 };
 
+// Liveness of a worker, as the coordinator sees it (liveness.hpp).
+enum class WorkerState : std::uint8_t {
+  kAlive,    // heard from within the lease
+  kSuspect,  // silent for over half the lease, or a reader's read from it failed since it was
+             // last heard from: no new reads are assigned to it
+  kDead,     // its lease expired: its references, pins and slots were removed
+  kLeft,     // deregistered
+};
+
+// One worker in `tensorhub status`: every registered worker, and the ones that went recently.
+struct WorkerStatus {
+  WorkerId worker = 0;
+  WorkerInfo info;
+  WorkerState state = WorkerState::kAlive;
+  std::uint64_t silent_ms = 0;  // since last heard from (alive, suspect) or since it went (dead, left)
+  std::string reason;           // why it is suspect, dead or gone; empty when alive
+};
+
+struct HeartbeatReply {
+  std::uint64_t lease_ms = 0;  // the coordinator's lease; 0 = leases are off (no expiry)
+};
+
 struct ModelStatus {
   std::string model;
   std::vector<VersionStatus> versions;

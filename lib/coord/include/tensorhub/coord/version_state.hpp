@@ -30,6 +30,7 @@ struct Holder {
   std::vector<std::string> regions;    // per manifest tensor; empty = not held
   std::vector<std::uint8_t> have;      // per manifest chunk
   std::uint32_t pins = 0;              // reads in flight from this holder
+  std::map<WorkerId, std::uint32_t> pinned_by;  // the same, per reader (a dead reader's go)
   std::uint64_t withdrawn_ticket = 0;  // reads resolved before this ticket may still use it
   std::uint64_t chunks_held = 0;
 };

@@ -2,6 +2,8 @@
 //   UserError         bad input from the caller; nothing changed, fix the call.
 //   NotFoundError     a UserError for an unknown model / version / tensor.
 //   OffloadRequired   a UserError: the last holder of a retained version must offload it first.
+//   UnknownWorker     a NotFoundError: the coordinator does not know the calling worker (its
+//                     lease expired, or a standby took over): register again, re-publish.
 //   TransportError    a data-plane or control-plane operation failed; retry elsewhere.
 //   TimeoutError      a TransportError whose deadline expired.
 //   ChecksumError     bytes read do not match the manifest; names tensor and chunk.
@@ -33,6 +35,14 @@ class NotFoundError : public UserError {
 class OffloadRequired : public UserError {
  public:
   using UserError::UserError;
+};
+
+// The coordinator does not know this worker id: it never registered there, it was declared dead
+// (lease expired), or another coordinator (a standby, a restart) now serves the hub. The worker
+// registers again and re-publishes what it holds (the coordinator's state is soft).
+class UnknownWorker : public NotFoundError {
+ public:
+  using NotFoundError::NotFoundError;
 };
 
 class TransportError : public Error {
