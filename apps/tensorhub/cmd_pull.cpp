@@ -28,6 +28,8 @@ struct PullConfig {
   std::optional<std::uint64_t> follow;  // keep pulling until this version
   double generate = 0;                  // seconds of "generation" between pulls
   double wait = 120;                    // seconds to wait for a (new) version
+  double hold = 0;                      // seconds to keep relaying after the last pull
+  bool keep_going = false;              // --follow: report a failed pull and go on
   bool verify = true;
   bool relay = true;
   bool group = false;
@@ -51,6 +53,10 @@ std::optional<std::uint64_t> parse_version(const std::string& s) {
 
 // Waits up to `wait` until the version (or any version, for latest) is readable and returns its
 // manifest; a version published a little after this job started is the normal case.
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 Manifest wait_for_manifest(Hub& hub, const std::string& model, std::optional<std::uint64_t> want,
                            std::chrono::milliseconds wait) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
@@ -116,25 +122,54 @@ int run_pull(const PullConfig& c, Role role) {
   if (c.group) po.group = Group::of(job.role.get(), "pull:" + c.model);
   Totals t;
   std::optional<std::uint64_t> last;
+  std::uint32_t failures = 0;
+  auto last_ok = std::chrono::steady_clock::now();
   for (;;) {
+    if (failures > 0 && std::chrono::steady_clock::now() - last_ok > wait) {
+      throw TimeoutError("no pull of '" + c.model + "' succeeded for " + fmt(c.wait, 0) + " s (" +
+                         std::to_string(failures) + " failed)");
+    }
     if (c.follow && last && !hub.wait_for(c.model, last, wait)) {
       throw TimeoutError("no version of '" + c.model + "' newer than v" + std::to_string(*last) + " within " +
                          fmt(c.wait, 0) + " s (following until v" + std::to_string(*c.follow) + ")");
     }
     ProgressLine bar("pulling '" + c.model + "'", lead);
     po.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
-    const auto r = hub.pull(c.model, want ? Version::exact(*want) : Version::latest(), dest->tensors(), po);
+    PullResult r;
+    try {
+      r = hub.pull(c.model, want ? Version::exact(*want) : Version::latest(), dest->tensors(), po);
+    } catch (const UserError& e) {
+      if (!c.keep_going || !dynamic_cast<const NotFoundError*>(&e)) throw;
+      bar.finish();
+      ++failures;
+      std::printf("rank %d: pull of '%s' failed at %.3f: %s (going on)\n", job.world_rank, c.model.c_str(),
+                  unix_seconds(), e.what());
+      std::fflush(stdout);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    } catch (const TransportError& e) {
+      if (!c.keep_going) throw;
+      bar.finish();
+      ++failures;
+      std::printf("rank %d: pull of '%s' failed at %.3f: %s (going on)\n", job.world_rank, c.model.c_str(),
+                  unix_seconds(), e.what());
+      std::fflush(stdout);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
     bar.finish();
     if (c.check_pattern && !dest->matches(r.version)) {
       throw ChecksumError("v" + std::to_string(r.version) + " does not carry the synthetic pattern of v" +
                           std::to_string(r.version) + " (torn or foreign data)");
     }
     const double gbps = static_cast<double>(r.bytes) / r.seconds / 1e9;
-    std::printf("rank %d pulled '%s' v%llu: %s in %.3f s (%.2f GB/s); from publishers %s, relays %s%s\n",
+    std::printf("rank %d pulled '%s' v%llu: %s in %.3f s (%.2f GB/s); from publishers %s, relays %s%s%s; at %.3f\n",
                 job.world_rank, c.model.c_str(), static_cast<unsigned long long>(r.version),
                 format_bytes(r.bytes).c_str(), r.seconds, gbps, format_bytes(r.origin_bytes).c_str(),
                 format_bytes(r.relay_bytes).c_str(),
-                r.file_bytes > 0 ? (", snapshot file " + format_bytes(r.file_bytes)).c_str() : "");
+                r.file_bytes > 0 ? (", snapshot file " + format_bytes(r.file_bytes)).c_str() : "",
+                r.failed_reads > 0 ? (", " + std::to_string(r.failed_reads) + " failed reads reassigned").c_str() : "",
+                unix_seconds());
     std::fflush(stdout);
     t.pulls += 1;
     t.bytes += static_cast<double>(r.bytes);
@@ -146,9 +181,11 @@ int run_pull(const PullConfig& c, Role role) {
     t.max_gbps = std::max(t.max_gbps, gbps);
     t.last = static_cast<double>(r.version);
     last = r.version;
+    last_ok = std::chrono::steady_clock::now();
     if (!c.follow || *last >= *c.follow) break;
     if (c.generate > 0) std::this_thread::sleep_for(std::chrono::duration<double>(c.generate));
   }
+  if (c.hold > 0) std::this_thread::sleep_for(std::chrono::duration<double>(c.hold));  // keep relaying
 
   if (!c.out.empty()) {
     const Manifest m = hub.manifest(c.model, Version::exact(*last));
@@ -214,6 +251,10 @@ void add_pull_options(po::options_description& desc, PullConfig& c, bool full) {
     desc.add_options()("follow", po::value<std::uint64_t>(), "keep pulling the latest version until this one")(
         "generate", po::value(&c.generate)->default_value(c.generate),
         "seconds to sleep between pulls (a rollout generating)")(
+        "keep-going", po::bool_switch(&c.keep_going),
+        "with --follow: a pull that fails (its holders died, coordinator unreachable) is reported and the "
+        "next version is pulled")(
+        "hold", po::value(&c.hold)->default_value(c.hold), "seconds to keep relaying after the last pull")(
         "group", po::bool_switch(&c.group), "all pull ranks form one reading group and split the tensors")(
         "no-verify", po::bool_switch(), "skip checksum verification (relays still verify)")(
         "no-relay", po::bool_switch(), "do not serve what was pulled to later readers")(
@@ -245,6 +286,8 @@ int cmd_pull(const Args& args) {
   const auto want = parse_version(c.version);
   if (c.follow && want) throw UserError("--follow pulls the latest version; it cannot be combined with --version N");
   if (c.generate < 0 || !(c.wait > 0)) throw UserError("--generate must be >= 0 and --wait > 0");
+  if (c.hold < 0) throw UserError("--hold must not be negative");
+  if (c.keep_going && !c.follow) throw UserError("--keep-going needs --follow");
   return run_mpi_command("pull", [&](int) { return run_pull(c, Role::kPull); });
 }
 

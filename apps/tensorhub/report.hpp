@@ -14,6 +14,7 @@ class Table {
  public:
   explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  bool empty() const { return rows_.empty(); }
   void print(std::FILE* out) const;
 
  private:

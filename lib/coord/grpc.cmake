@@ -53,5 +53,6 @@ target_sources(tensorhub_coord PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_core.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_status.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_workers.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/src/grpc_server.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/src/grpc_server.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/src/standby.cpp)
 target_link_libraries(tensorhub_coord PRIVATE tensorhub_proto)

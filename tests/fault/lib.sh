@@ -1,0 +1,79 @@
+# Sourced by the hub fault tests (hub_fault.sh): processes that are really killed, and cleanup.
+#   spawn NAME CMD...       runs CMD in the background, output in $work/NAME.log; pid in pids[NAME]
+#   wait_line NAME RE SECS  waits until NAME.log matches RE (fails the test after SECS)
+#   wait_pins MODEL V SECS  waits until reads of MODEL vV are in flight (status --json)
+#   now                     unix time, seconds with ms
+#   cleanup                 SIGCONT + SIGKILL every spawned process and serve (trap EXIT)
+declare -A pids=()
+work=$(mktemp -d /tmp/th-fault.XXXXXX)
+
+fail() {
+  echo "FAIL: $*"
+  for f in "$work"/*.log; do
+    [[ -e "$f" ]] || continue
+    echo "---- $(basename "$f") (last 15 lines)"
+    tail -n 15 "$f"
+  done
+  exit 1
+}
+
+now() { date +%s.%N | cut -c1-14; }
+
+spawn() {
+  local name=$1
+  shift
+  "$@" >"$work/$name.log" 2>&1 &
+  pids[$name]=$!
+}
+
+wait_line() {
+  local name=$1 re=$2 secs=$3
+  local end=$((SECONDS + secs))
+  until grep -Eq "$re" "$work/$name.log" 2>/dev/null; do
+    ((SECONDS < end)) || fail "$name: no line matching '$re' within $secs s"
+    sleep 0.05
+  done
+}
+
+# Exit status of a spawned process (waits for it, at most SECS).
+finish() {
+  local name=$1 secs=$2 end=$((SECONDS + $2))
+  while kill -0 "${pids[$name]}" 2>/dev/null; do
+    ((SECONDS < end)) || fail "$name still running after $secs s"
+    sleep 0.05
+  done
+  local rc=0
+  wait "${pids[$name]}" || rc=$?
+  unset "pids[$name]"
+  return $rc
+}
+
+wait_pins() {
+  local model=$1 v=$2 secs=$3 end=$((SECONDS + $3))
+  until "$bin" status --json 2>/dev/null | python3 -c "
+import json, sys
+j = json.load(sys.stdin)
+sys.exit(0 if any(x['version'] == $v and x['pins'] > 0 for m in j['models'] if m['model'] == '$model'
+                  for x in m['versions']) else 1)"; do
+    ((SECONDS < end)) || fail "no read of $model v$v in flight within $secs s"
+  done
+}
+
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  [[ -n "${KEEP_FAULT_LOGS:-}" ]] && echo "logs kept in $work" || rm -rf "$work"
+}
+trap cleanup EXIT
+
+# serve NAME [ARGS...]: a coordinator on a free loopback port; sets addr[NAME].
+declare -A addr=()
+serve() {
+  local name=$1
+  shift
+  spawn "$name" "$bin" serve --listen 127.0.0.1:0 "$@"
+  wait_line "$name" "listening on" 10
+  addr[$name]=127.0.0.1:$(sed -n 's/.*listening on [^:]*:\([0-9]*\).*/\1/p' "$work/$name.log")
+}
