@@ -23,6 +23,8 @@ Project options (cmake -D...):
 Environment:
   BUILD_DIR      build directory (default build/; relative paths are relative to the repo root)
   BUILD_TYPE     CMAKE_BUILD_TYPE (default RelWithDebInfo)
+  BUILD_FLAGS    C/C++ flags for BUILD_TYPE instead of CMake's (sets CMAKE_{C,CXX}_FLAGS_<TYPE>,
+                 e.g. '-O1 -g1 -DNDEBUG'); like other cache values it stays set until overridden
   BUILD_TARGETS  space-separated targets to build (default: all)
   JOBS           parallel build jobs (default: nproc)
   TENSORHUB_CMAKE_ARGS      extra configure args, split on whitespace (placed before the arguments)
@@ -31,6 +33,7 @@ Environment:
 Examples:
   scripts/build.sh
   BUILD_DIR=build-debug BUILD_TYPE=Debug scripts/build.sh -DTENSORHUB_CUDA=OFF
+  BUILD_TARGETS="test_core test_coord" scripts/build.sh
 TXT
 }
 
@@ -44,6 +47,10 @@ build_type=${BUILD_TYPE:-RelWithDebInfo}
 jobs=${JOBS:-$(nproc)}
 read -r -a env_args <<<"${TENSORHUB_CMAKE_ARGS:-}"
 read -r -a targets <<<"${BUILD_TARGETS:-}"
+flag_args=()
+if [[ -n "${BUILD_FLAGS:-}" ]]; then
+  flag_args=("-DCMAKE_C_FLAGS_${build_type^^}=$BUILD_FLAGS" "-DCMAKE_CXX_FLAGS_${build_type^^}=$BUILD_FLAGS")
+fi
 
 "$ROOT/scripts/bootstrap.sh"
 
@@ -56,8 +63,8 @@ if [[ -f "$cache" ]] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "$cache"; th
   exit 1
 fi
 
-echo "+ cmake -S $ROOT -B $build_dir -G Ninja -DCMAKE_BUILD_TYPE=$build_type ${env_args[*]} $*" >&2
-cmake -S "$ROOT" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" "${env_args[@]}" "$@"
+echo "+ cmake -S $ROOT -B $build_dir -G Ninja -DCMAKE_BUILD_TYPE=$build_type ${flag_args[*]@Q} ${env_args[*]} $*" >&2
+cmake -S "$ROOT" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" "${flag_args[@]}" "${env_args[@]}" "$@"
 
 build_cmd=(cmake --build "$build_dir" -j "$jobs")
 ((${#targets[@]} == 0)) || build_cmd+=(--target "${targets[@]}")

@@ -20,7 +20,8 @@ Environment:
   TENSORHUB_SANITIZE=address|undefined|address,undefined|thread
                  sanitizer build in build-<sanitizer>/ (build-asan-ubsan/ for the pair;
                  unless BUILD_DIR is set)
-  BUILD_DIR, BUILD_TYPE, JOBS, TENSORHUB_CMAKE_ARGS   as for scripts/build.sh
+  BUILD_DIR, BUILD_TYPE, BUILD_FLAGS, BUILD_TARGETS, JOBS, TENSORHUB_CMAKE_ARGS
+                 as for scripts/build.sh
   CTEST_PARALLEL_LEVEL   run that many tests at once (ctest's own variable)
 Open MPI settings exported for the tests: OMPI_MCA_rmaps_base_oversubscribe=1, and
 OMPI_ALLOW_RUN_AS_ROOT=1 / OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 when run as root.
