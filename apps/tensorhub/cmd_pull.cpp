@@ -94,7 +94,9 @@ int run_pull(const PullConfig& c, Role role) {
   const int me = job.role.rank();
   const int n = job.role.size();
   const bool lead = me == 0;
-  const bool pooled = relay && job.model_bytes > 0;
+  // Relaying needs registered memory: sized from a publisher of this job, or given by --pool (a
+  // job of readers only, joining a running hub).
+  const bool pooled = relay && (job.model_bytes > 0 || !c.hub.pool.empty());
   if (relay && !pooled && lead) {
     std::printf(
         "note: no publisher in this job announced the model size and --pool was not given;\n"

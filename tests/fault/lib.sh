@@ -48,16 +48,23 @@ finish() {
   return $rc
 }
 
+# Prints the worker ids serving reads of MODEL vV, once there are any.
 wait_pins() {
-  local model=$1 v=$2 secs=$3 end=$((SECONDS + $3))
-  until "$bin" status --json 2>/dev/null | python3 -c "
+  local model=$1 v=$2 secs=$3 end=$((SECONDS + $3)) busy
+  for (( ; ; )); do
+    busy=$("$bin" status --json 2>/dev/null | python3 -c "
 import json, sys
 j = json.load(sys.stdin)
-sys.exit(0 if any(x['version'] == $v and x['pins'] > 0 for m in j['models'] if m['model'] == '$model'
-                  for x in m['versions']) else 1)"; do
+print(' '.join(str(h['worker']) for m in j['models'] if m['model'] == '$model' for x in m['versions']
+               if x['version'] == $v for h in x['holder_list'] if h['pins'] > 0))" || true)
+    [[ -n "$busy" ]] && break
     ((SECONDS < end)) || fail "no read of $model v$v in flight within $secs s"
   done
+  echo "$busy"
 }
+
+# The worker id a spawned process registered as last (needs TENSORHUB_LOG=info).
+worker_of() { sed -n 's/.*as worker \([0-9]*\).*/\1/p' "$work/$1.log" | tail -1; }
 
 cleanup() {
   local p

@@ -17,15 +17,20 @@ bool Coordinator::candidates_for(VersionState& v, WorkerId reader, const WorkerI
   holders.clear();
   bool any_holder = false;
   bool any_failed = false;
+  bool any_suspect = false;
   bool any_local = false;
   for (auto& [id, h] : v.holders()) {
     if (id == reader || !h.have[c] || !v.may_serve(h, reader)) continue;
     const auto wit = workers_.find(id);
     if (wit == workers_.end()) continue;
-    if (v.failed_pairs.count({reader, id}) || liveness_.suspect(id, t)) {
-      // This holder failed this reader, or is suspect (silent, or failed another reader since it
-      // was last heard from): no new reads until it proves alive (liveness.hpp).
+    if (v.failed_pairs.count({reader, id})) {  // this holder already failed this reader
       any_failed = true;
+      continue;
+    }
+    if (liveness_.suspect(id, t)) {
+      // Silent, or it failed another reader since it was last heard from: no new reads until it
+      // proves alive or is declared dead (liveness.hpp). Until then the chunk is not lost.
+      any_suspect = true;
       continue;
     }
     any_holder = true;
@@ -54,8 +59,8 @@ bool Coordinator::candidates_for(VersionState& v, WorkerId reader, const WorkerI
     holders.clear();
   }
   // Every holder of `c` failed this reader: wait for a peer of its DC that will hold `c` (e.g. the
-  // seed that replaced it), else `c` is unavailable to it.
-  return any_holder || (any_failed && dc_peer_will_fetch(v, workers_, reader, c));
+  // seed that replaced it), else `c` is unavailable to it. A suspect holder may come back: wait.
+  return any_holder || any_suspect || (any_failed && dc_peer_will_fetch(v, workers_, reader, c));
 }
 
 void Coordinator::release_unneeded_slots(const VersionState& v, WorkerId reader) {

@@ -25,11 +25,10 @@ HeartbeatThread::~HeartbeatThread() {
 void HeartbeatThread::run() {
   std::unique_lock lock(mu_);
   while (!stop_) {
-    cv_.wait_for(lock, interval_, [this] { return stop_; });
-    if (stop_) break;
     lock.unlock();
-    tick();
+    tick();  // at once first: learns the lease (and so the interval)
     lock.lock();
+    cv_.wait_for(lock, interval_, [this] { return stop_; });
   }
 }
 

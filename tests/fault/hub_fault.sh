@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# Hub-level fault tests over the ucx transport: processes are really killed (SIGKILL) or hung
+# (SIGSTOP), every surviving reader verifies its bytes (xxHash64 + the synthetic pattern).
+# Each process is a single-process MPI job (singleton) that reaches the standalone coordinator
+# through TENSORHUB_HUB, as a worker from a separately started job would.
+#
+# Usage: hub_fault.sh TENSORHUB_BIN SCENARIO [ITERATIONS]
+#   kill_holder   3 holders, 3 readers; one holder killed -9 mid-pull; repeated ITERATIONS times
+#   stop_holder   3 holders, 3 readers; one holder SIGSTOPped mid-pull (hung, not dead)
+#   only_holder   the only holder killed mid-pull: clear error within the deadline, then the
+#                 same reader pulls the next version from another holder
+#   reader_pins   a reader killed while pinning reads: unpublish returns after its lease expires
+#   failover      the primary coordinator killed during a stream of versions; the standby serves
+#   join_leave    a separate 2-rank mpirun joins while versions flow; readers leave by exit and kill
+# Prints measured times as "measured: ..." lines. KEEP_FAULT_LOGS=1 keeps the logs.
+set -euo pipefail
+bin=$1
+scenario=$2
+iterations=${3:-20}
+mpiexec=${MPIEXEC:-mpirun}
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+export TENSORHUB_TRANSPORT=ucx
+export TENSORHUB_UCX_DEADLINE_MS=${TENSORHUB_UCX_DEADLINE_MS:-1000}
+export TENSORHUB_LOG=info  # workers log their ids ("as worker N"): the victim is a busy holder
+size=384MiB
+pool=400MiB
+
+# A relay: pulls v$1 and keeps serving it.
+relay() { spawn "$1" "$bin" pull --version "$2" --pool "$pool" --hold 600 --check-pattern; }
+readers_start() {
+  local i
+  for i in 1 2 3; do spawn "r$i" "$bin" pull --version "$1" --no-relay --check-pattern --wait 30; done
+}
+readers_check() {
+  local i
+  for i in 1 2 3; do
+    finish "r$i" 60 || fail "reader r$i failed"
+    grep -q "every pull verified" "$work/r$i.log" || fail "reader r$i did not verify"
+  done
+}
+reassigned() { cat "$work"/r[123].log | grep -c "failed reads reassigned" || true; }
+
+# One of the holders in "$@" that serves a read right now.
+busy_holder() {
+  local busy name
+  busy=" $(wait_pins policy 1 30) "
+  for name in "$@"; do
+    [[ "$busy" == *" $(worker_of "$name") "* ]] && { echo "$name"; return; }
+  done
+  echo "$1"  # none of them (readers read from elsewhere): any will do
+}
+
+# Three holders of v1: the publisher and two relays.
+three_holders() {
+  spawn p "$bin" publish --synthetic "$size" --tensors 16 --versions 1 --hold 600
+  wait_line p "published 'policy' v1" 30
+  relay h1 1
+  relay h2 1
+  wait_line h1 "pulled 'policy' v1" 30
+  wait_line h2 "pulled 'policy' v1" 30
+}
+
+case "$scenario" in
+  kill_holder)
+    serve coord --lease 1000
+    export TENSORHUB_HUB=${addr[coord]}
+    three_holders
+    holders=(p h1 h2)
+    hit=0
+    for ((it = 1; it <= iterations; ++it)); do
+      readers_start 1
+      victim=$(busy_holder "${holders[@]}")
+      kill -KILL "${pids[$victim]}"
+      wait "${pids[$victim]}" 2>/dev/null || true
+      unset "pids[$victim]"
+      readers_check
+      n=$(reassigned)
+      ((n > 0)) && hit=$((hit + 1))
+      echo "iteration $it: killed $victim; readers verified; $n of 3 readers had reads reassigned"
+      # Replace the dead holder with a new relay.
+      new=h$((it + 2))
+      relay "$new" 1
+      wait_line "$new" "pulled 'policy' v1" 30
+      for i in 0 1 2; do [[ "${holders[$i]}" == "$victim" ]] && holders[$i]=$new; done
+    done
+    echo "measured: $hit of $iterations kills landed mid-pull (a reader had reads reassigned)"
+    ((hit * 2 >= iterations)) || fail "fewer than half of the kills hit a pull in progress"
+    echo "kill_holder: ok"
+    ;;
+
+  stop_holder)
+    serve coord --lease 1000
+    export TENSORHUB_HUB=${addr[coord]}
+    three_holders
+    readers_start 1
+    victim=$(busy_holder h1 h2 p)
+    kill -STOP "${pids[$victim]}"
+    ts=$(now)
+    readers_check
+    te=$(now)
+    n=$(reassigned)
+    ((n > 0)) || fail "the stopped holder served none of the readers' reads (no reassignment seen)"
+    echo "measured: readers done $(python3 -c "print(f'{$te - $ts:.2f}')") s after the SIGSTOP" \
+      "(UCX deadline ${TENSORHUB_UCX_DEADLINE_MS} ms, lease 1000 ms); $n of 3 readers had reads reassigned"
+    # Its lease expired while it was stopped: the coordinator lists it as dead. (Resumed, it
+    # would register again, but UCX 1.13 aborts a holder whose pending get replies meet the
+    # readers' closed endpoints: README "Failure model". So it is not resumed here.)
+    sleep 1.2
+    "$bin" status --workers | grep -q "dead" || fail "status does not list the stopped holder as dead"
+    echo "stop_holder: ok"
+    ;;
+
+  only_holder)
+    serve coord --lease 1000
+    export TENSORHUB_HUB=${addr[coord]}
+    spawn p "$bin" publish --synthetic 256MiB --tensors 16 --versions 1 --hold 600
+    wait_line p "published 'policy' v1" 30
+    spawn r "$bin" pull --follow 2 --keep-going --no-relay --check-pattern --wait 60
+    wait_pins policy 1 30 >/dev/null
+    kill -KILL "${pids[p]}"
+    tk=$(now)
+    wait_line r "pull of 'policy' failed" 15
+    grep "pull of 'policy' failed" "$work/r.log" | grep -q "v1" || fail "the error does not name the version"
+    grep "pull of 'policy' failed" "$work/r.log" | grep -q "no live holder" || fail "the error does not say why"
+    tf=$(sed -n "s/.*pull of 'policy' failed at \([0-9.]*\):.*/\1/p" "$work/r.log" | head -1)
+    echo "measured: pull failed $(python3 -c "print(f'{$tf - $tk:.3f}')") s after the only holder was killed"
+    spawn p2 "$bin" publish --synthetic 256MiB --tensors 16 --versions 1 --start-version 2 --hold 600
+    finish r 60 || fail "the reader did not go on to v2"
+    grep -q "pulled 'policy' v2" "$work/r.log" || fail "v2 not pulled"
+    grep -q "every pull verified" "$work/r.log" || fail "v2 not verified"
+    echo "only_holder: ok"
+    ;;
+
+  reader_pins)
+    serve coord --lease 3000
+    export TENSORHUB_HUB=${addr[coord]}
+    spawn p "$bin" publish --synthetic 1GiB --tensors 16 --versions 2 --interval 2 --hold 1
+    wait_line p "published 'policy' v1" 30
+    spawn r "$bin" pull --version 1 --no-relay --inflight 2 --wait 30
+    wait_pins policy 1 30 >/dev/null
+    kill -STOP "${pids[r]}"  # frozen with its reads pinned, then killed
+    grep -q "pulled 'policy' v1" "$work/r.log" && fail "the reader finished before it was killed (too fast)"
+    kill -KILL "${pids[r]}"
+    tk=$(now)
+    finish p 60 || fail "the publisher failed"
+    ms=$(sed -n 's/.*v1 unpublished in \([0-9.]*\) ms.*/\1/p' "$work/p.log")
+    [[ -n "$ms" ]] || fail "no unpublish time"
+    tu=$(now)
+    echo "measured: v1 unpublished in $ms ms; reader killed at $tk, publisher done at $tu (lease 3000 ms)"
+    python3 -c "import sys; sys.exit(0 if $ms > 300 else 1)" || fail "unpublish did not wait for the dead reader's pins"
+    "$bin" status --workers --json | python3 -c "
+import json, sys
+ws = json.load(sys.stdin)['workers']
+sys.exit(0 if any(w['state'] == 'dead' and 'lease expired' in w['reason'] for w in ws) else 1)" ||
+      fail "status does not show the dead reader"
+    echo "reader_pins: ok"
+    ;;
+
+  failover)
+    serve primary --lease 2000
+    serve standby --lease 2000 --standby-of "${addr[primary]}" --takeover-after 1000
+    export TENSORHUB_HUB=${addr[primary]},${addr[standby]}
+    spawn p "$bin" publish --synthetic 32MiB --tensors 8 --versions 10 --interval 1.5 --hold 3
+    spawn r1 "$bin" pull --follow 10 --keep-going --pool 40MiB --check-pattern --wait 60
+    spawn r2 "$bin" pull --follow 10 --keep-going --pool 40MiB --check-pattern --wait 60
+    wait_line p "published 'policy' v4" 60
+    kill -KILL "${pids[primary]}"
+    tk=$(now)
+    # The version current at the kill (v4, its publisher alive) must be readable at the standby.
+    end=$((SECONDS + 20))
+    until TENSORHUB_HUB=${addr[standby]} "$bin" status --json 2>/dev/null | python3 -c "
+import json, sys
+j = json.load(sys.stdin)
+sys.exit(0 if any(v['version'] >= 4 and v['readable'] for m in j['models'] for v in m['versions']) else 1)" 2>/dev/null; do
+      ((SECONDS < end)) || fail "the standby never had v4 (or newer) readable"
+      sleep 0.05
+    done
+    tr=$(now)
+    for r in r1 r2; do
+      finish "$r" 90 || fail "$r failed"
+      grep -q "pulled 'policy' v10" "$work/$r.log" || fail "$r did not reach v10"
+      grep -q "every pull verified" "$work/$r.log" || fail "$r did not verify"
+    done
+    finish p 60 || fail "the publisher failed"
+    grep -q "publish done: 10 version" "$work/p.log" || fail "the publisher lost a version"
+    first=$(cat "$work"/r1.log "$work"/r2.log | sed -n "s/.*pulled 'policy' v[0-9]*:.*; at \([0-9.]*\)$/\1/p" |
+      python3 -c "import sys; print(min(float(x) for x in sys.stdin if float(x) > $tk))")
+    grep -q "now the active coordinator" "$work/standby.log" || fail "the standby did not take over"
+    echo "measured: primary killed; v4 readable at the standby after $(python3 -c "print(f'{$tr - $tk:.2f}')") s;" \
+      "first successful pull after $(python3 -c "print(f'{$first - $tk:.2f}')") s; versions lost: 0 (10 of 10 published)"
+    echo "failover: ok"
+    ;;
+
+  join_leave)
+    serve coord --lease 1000
+    export TENSORHUB_HUB=${addr[coord]}
+    spawn p "$bin" publish --synthetic 16MiB --tensors 8 --versions 8 --interval 0.7 --hold 2
+    spawn k "$bin" pull --follow 8 --pool 20MiB --check-pattern --wait 60
+    wait_line p "published 'policy' v2" 30
+    # A separately started job joins while versions flow: no existing member takes part.
+    spawn job "$mpiexec" -n 2 ${TENSORHUB_MPIEXEC_FLAGS:-} -x TENSORHUB_HUB -x TENSORHUB_TRANSPORT \
+      -x TENSORHUB_UCX_DEADLINE_MS "$bin" pull --follow 8 --keep-going --pool 20MiB --check-pattern --wait 60
+    spawn e "$bin" pull --pool 20MiB --check-pattern --wait 30
+    wait_line k "pulled 'policy' v3" 30
+    kill -KILL "${pids[k]}"
+    unset "pids[k]"
+    finish e 60 || fail "the reader that leaves by exiting failed"
+    finish job 90 || fail "the joined job failed"
+    [[ $(grep -c "pulled 'policy' v8" "$work/job.log") -ge 1 ]] || fail "the joined job did not reach v8"
+    grep -q "every pull verified" "$work/job.log" || fail "the joined job did not verify"
+    finish p 60 || fail "the publisher failed"
+    sleep 1.2  # the killed reader's lease expires
+    "$bin" status --workers --json >"$work/status.json"
+    python3 - "$work/status.json" <<'PY' || fail "status does not show the dead and the left workers"
+import json, sys
+ws = json.load(open(sys.argv[1]))["workers"]
+states = [w["state"] for w in ws]
+print("workers:", {s: states.count(s) for s in set(states)})
+sys.exit(0 if "dead" in states and "left" in states else 1)
+PY
+    echo "join_leave: ok"
+    ;;
+
+  *)
+    echo "unknown scenario '$scenario'" >&2
+    exit 2
+    ;;
+esac
