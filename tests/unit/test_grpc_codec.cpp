@@ -363,6 +363,36 @@ TEST(GrpcCodec, OffloadLeaseRoundTripsAndRejectsUnknownStates) {
   EXPECT_THROW(from_proto(over_wire(future)), UserError);
 }
 
+TEST(GrpcCodec, WorkerStatusRoundTripsAndRejectsUnknownStates) {
+  std::vector<WorkerStatus> ws;
+  for (const auto state : {WorkerState::kAlive, WorkerState::kSuspect, WorkerState::kDead, WorkerState::kLeft}) {
+    WorkerStatus w;
+    w.worker = 4503599627370497ull;
+    w.info.endpoint = std::string("\x01\x00", 2);
+    w.info.host = "n7";
+    w.info.rank = 3;
+    w.state = state;
+    w.silent_ms = 1234;
+    w.reason = "lease expired";
+    ws.push_back(w);
+  }
+  const auto back = from_proto(over_wire(codec::to_proto(ws)));
+  ASSERT_EQ(back.size(), ws.size());
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    EXPECT_EQ(back[i].worker, ws[i].worker);
+    EXPECT_EQ(back[i].info.endpoint, ws[i].info.endpoint);
+    EXPECT_EQ(back[i].info.rank, 3);
+    EXPECT_EQ(back[i].state, ws[i].state);
+    EXPECT_EQ(back[i].silent_ms, 1234u);
+    EXPECT_EQ(back[i].reason, "lease expired");
+  }
+  pb::WorkerStatus unset;
+  EXPECT_THROW(from_proto(unset), UserError);
+  pb::WorkerStatus future;
+  future.set_state(static_cast<pb::WorkerState>(9));
+  EXPECT_THROW(from_proto(over_wire(future)), UserError);
+}
+
 TEST(GrpcCodec, TimeoutsAreClampedNotWrapped) {
   using std::chrono::milliseconds;
   EXPECT_EQ(codec::timeout_to_proto(milliseconds(-5)), 0u);

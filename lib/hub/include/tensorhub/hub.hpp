@@ -41,8 +41,11 @@
 namespace tensorhub {
 
 struct HubOptions {
-  // Coordinator address host:port. Empty: TENSORHUB_HUB if set, else rank 0 of the joining
-  // communicator starts a coordinator and broadcasts its address.
+  // Coordinator address host:port, or "primary:port,standby:port" (failover: README "Failure
+  // model"). Empty: TENSORHUB_HUB if set, else rank 0 of the joining communicator starts a
+  // coordinator (lease 5 s) and broadcasts its address. The hub heartbeats its lease from a
+  // thread; if the coordinator forgets this worker (lease expired, standby took over) it
+  // registers again and re-publishes what it holds.
   std::string hub_address;
   std::string transport = "mpi_rma";  // "mpi_rma" (or "local" for single-process use)
   // Bytes of registered memory this rank owns (MPI_Win_allocate); tensors to publish or pull
