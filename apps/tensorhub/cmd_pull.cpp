@@ -140,17 +140,11 @@ int run_pull(const PullConfig& c, Role role) {
     PullResult r;
     try {
       r = hub.pull(c.model, want ? Version::exact(*want) : Version::latest(), dest->tensors(), po);
-    } catch (const UserError& e) {
-      if (!c.keep_going || !dynamic_cast<const NotFoundError*>(&e)) throw;
-      bar.finish();
-      ++failures;
-      std::printf("rank %d: pull of '%s' failed at %.3f: %s (going on)\n", job.world_rank, c.model.c_str(),
-                  unix_seconds(), e.what());
-      std::fflush(stdout);
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      continue;
-    } catch (const TransportError& e) {
-      if (!c.keep_going) throw;
+    } catch (const Error& e) {
+      // Holders gone (NotFoundError) or coordinator unreachable (TransportError): go on with the
+      // next version. Bad input and corrupt data still end the command.
+      const bool lost = dynamic_cast<const NotFoundError*>(&e) || dynamic_cast<const TransportError*>(&e);
+      if (!c.keep_going || !lost) throw;
       bar.finish();
       ++failures;
       std::printf("rank %d: pull of '%s' failed at %.3f: %s (going on)\n", job.world_rank, c.model.c_str(),

@@ -12,11 +12,12 @@
 #   reader_pins   a reader killed while pinning reads: unpublish returns after its lease expires
 #   failover      the primary coordinator killed during a stream of versions; the standby serves
 #   join_leave    a separate 2-rank mpirun joins while versions flow; readers leave by exit and kill
-# Prints measured times as "measured: ..." lines. KEEP_FAULT_LOGS=1 keeps the logs.
+# Prints measured times as "measured: ..." lines. KEEP_FAULT_LOGS=1 keeps the logs;
+# FAULT_ITERATIONS=N overrides ITERATIONS.
 set -euo pipefail
 bin=$1
 scenario=$2
-iterations=${3:-20}
+iterations=${FAULT_ITERATIONS:-${3:-20}}  # FAULT_ITERATIONS overrides (the sanitizer lane runs fewer)
 mpiexec=${MPIEXEC:-mpirun}
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -44,12 +45,15 @@ reassigned() { cat "$work"/r[123].log | grep -c "failed reads reassigned" || tru
 
 # One of the holders in "$@" that serves a read right now.
 busy_holder() {
-  local busy name
-  busy=" $(wait_pins policy 1 30) "
-  for name in "$@"; do
-    [[ "$busy" == *" $(worker_of "$name") "* ]] && { echo "$name"; return; }
+  local busy name try
+  for try in 1 2 3 4 5 6 7 8 9 10; do
+    busy=" $(wait_pins policy 1 30) "
+    for name in "$@"; do
+      [[ "$busy" == *" $(worker_of "$name") "* ]] && { echo "$name"; return; }
+    done
   done
-  echo "$1"  # none of them (readers read from elsewhere): any will do
+  echo "none of the holders $* is among the busy workers [$busy]" >&2
+  echo "$1"
 }
 
 # Three holders of v1: the publisher and two relays.
@@ -91,17 +95,33 @@ case "$scenario" in
     ;;
 
   stop_holder)
-    serve coord --lease 1000
+    # K = 1: each of the 3 holders serves one of the 3 readers at a time. A round whose stop
+    # lands after the victim's reader finished shows no reassignment: it is repeated (up to 3
+    # rounds) with a fresh relay in place of the stopped holder. Readers that fail to verify fail
+    # the test at once.
+    serve coord --lease 1000 --max-readers 1
     export TENSORHUB_HUB=${addr[coord]}
     three_holders
-    readers_start 1
-    victim=$(busy_holder h1 h2 p)
-    kill -STOP "${pids[$victim]}"
-    ts=$(now)
-    readers_check
-    te=$(now)
-    n=$(reassigned)
-    ((n > 0)) || fail "the stopped holder served none of the readers' reads (no reassignment seen)"
+    holders=(p h1 h2)
+    n=0
+    for round in 1 2 3; do
+      readers_start 1
+      victim=$(busy_holder "${holders[@]}")
+      kill -STOP "${pids[$victim]}"
+      ts=$(now)
+      echo "round $round: stopped $victim (worker $(worker_of "$victim"))"
+      readers_check
+      te=$(now)
+      n=$(reassigned)
+      ((n > 0)) && break
+      echo "round $round: the stop came after its reader was done; again"
+      kill -KILL "${pids[$victim]}"
+      new=s$round
+      relay "$new" 1
+      wait_line "$new" "pulled 'policy' v1" 30
+      for i in 0 1 2; do [[ "${holders[$i]}" == "$victim" ]] && holders[$i]=$new; done
+    done
+    ((n > 0)) || fail "in 3 rounds the stopped holder never had a read in flight"
     echo "measured: readers done $(python3 -c "print(f'{$te - $ts:.2f}')") s after the SIGSTOP" \
       "(UCX deadline ${TENSORHUB_UCX_DEADLINE_MS} ms, lease 1000 ms); $n of 3 readers had reads reassigned"
     # Its lease expired while it was stopped: the coordinator lists it as dead. (Resumed, it

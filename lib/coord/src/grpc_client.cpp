@@ -101,10 +101,12 @@ struct GrpcClient::Impl {
 
   // One unary call with a deadline; a non-OK status becomes a typed exception. With several
   // addresses, UNAVAILABLE (down, or a passive standby) moves on to the next one, round and
-  // round until the deadline: a standby that takes over within the deadline is found.
+  // round until the deadline: a standby that takes over within the deadline is found. With one
+  // address, UNAVAILABLE is retried for about a second before it is reported.
   template <class Req, class Rep>
   Rep call(const char* rpc, Method<Req, Rep> method, const Req& request, std::chrono::milliseconds deadline) const {
-    const auto end = std::chrono::steady_clock::now() + deadline;
+    const auto start = std::chrono::steady_clock::now();
+    const auto end = start + deadline;
     for (std::size_t tried = 1;; ++tried) {
       auto idx = current.load();
       const Target& t = targets[idx];
@@ -115,8 +117,16 @@ struct GrpcClient::Impl {
       Rep reply;
       const grpc::Status status = ((*t.stub).*method)(&ctx, request, &reply);
       if (status.ok()) return reply;
-      if (targets.size() == 1 || status.error_code() != grpc::StatusCode::UNAVAILABLE) {
-        throw_status(rpc, status, t.address);
+      if (status.error_code() != grpc::StatusCode::UNAVAILABLE) throw_status(rpc, status, t.address);
+      if (targets.size() == 1) {
+        // One coordinator: a connection that failed to come up (e.g. a handshake that timed out
+        // on a loaded host) is tried again for up to kSingleRetry, then reported.
+        constexpr std::chrono::milliseconds kSingleRetry{1000};
+        constexpr std::chrono::milliseconds kPause{100};
+        const auto now = std::chrono::steady_clock::now();
+        if (now - start >= kSingleRetry || now + kPause >= end) throw_status(rpc, status, t.address);
+        std::this_thread::sleep_for(kPause);
+        continue;
       }
       const auto next = (idx + 1) % targets.size();
       if (current.compare_exchange_strong(idx, next)) {

@@ -14,8 +14,8 @@
 //   anything else (UNAVAILABLE, ...)      -> TransportError
 // with the message "coordinator <address>: <rpc>: <status message>".
 //
-// Calls fail fast: an unreachable coordinator gives TransportError at once rather than waiting
-// for the deadline. The channel reconnects by itself; a GrpcClient stays usable after errors.
+// Calls fail fast: an unreachable single coordinator gives TransportError after about one second
+// of retries rather than waiting for the whole deadline. The channel reconnects by itself; a GrpcClient stays usable after errors.
 // Thread-safe: any number of threads may call concurrently (one channel, many streams).
 // gRPC and generated code stay out of this header (pimpl) so users need neither.
 #pragma once
