@@ -135,10 +135,12 @@ case "$scenario" in
   only_holder)
     serve coord --lease 1000
     export TENSORHUB_HUB=${addr[coord]}
-    spawn p "$bin" publish --synthetic 256MiB --tensors 16 --versions 1 --hold 600
+    spawn p "$bin" publish --synthetic 1GiB --tensors 16 --versions 1 --hold 600
     wait_line p "published 'policy' v1" 30
-    spawn r "$bin" pull --follow 2 --keep-going --no-relay --check-pattern --wait 60
+    spawn r "$bin" pull --follow 2 --keep-going --no-relay --inflight 2 --check-pattern --wait 60
     wait_pins policy 1 30 >/dev/null
+    kill -STOP "${pids[p]}"  # frozen mid-pull, then killed
+    grep -q "pulled 'policy' v1" "$work/r.log" && fail "the reader finished before the holder was killed (too fast)"
     kill -KILL "${pids[p]}"
     tk=$(now)
     wait_line r "pull of 'policy' failed" 15
@@ -146,7 +148,7 @@ case "$scenario" in
     grep "pull of 'policy' failed" "$work/r.log" | grep -q "no live holder" || fail "the error does not say why"
     tf=$(sed -n "s/.*pull of 'policy' failed at \([0-9.]*\):.*/\1/p" "$work/r.log" | head -1)
     echo "measured: pull failed $(python3 -c "print(f'{$tf - $tk:.3f}')") s after the only holder was killed"
-    spawn p2 "$bin" publish --synthetic 256MiB --tensors 16 --versions 1 --start-version 2 --hold 600
+    spawn p2 "$bin" publish --synthetic 1GiB --tensors 16 --versions 1 --start-version 2 --hold 600
     finish r 60 || fail "the reader did not go on to v2"
     grep -q "pulled 'policy' v2" "$work/r.log" || fail "v2 not pulled"
     grep -q "every pull verified" "$work/r.log" || fail "v2 not verified"
