@@ -22,6 +22,7 @@ CoordinatorConfig leased(const FakeTime& t, std::chrono::milliseconds lease = 10
   return cfg;
 }
 
+// Points into `all`: keep the vector alive while the pointer is used.
 const WorkerStatus* find_worker(const std::vector<WorkerStatus>& all, WorkerId id) {
   for (const auto& w : all) {
     if (w.worker == id) return &w;
@@ -147,9 +148,11 @@ TEST(CoordinatorLiveness, AFailedReadMakesTheHolderSuspectForEveryReaderUntilItI
     EXPECT_EQ(got.assignments[0].holder, good);
     complete_all(c, d, "m", 1, got.assignments);
   }
-  EXPECT_EQ(find_worker(c.workers(), bad)->state, WorkerState::kSuspect);
+  const auto before = c.workers();
+  EXPECT_EQ(find_worker(before, bad)->state, WorkerState::kSuspect);
   c.heartbeat(bad);
-  EXPECT_EQ(find_worker(c.workers(), bad)->state, WorkerState::kAlive);
+  const auto after = c.workers();
+  EXPECT_EQ(find_worker(after, bad)->state, WorkerState::kAlive);
 }
 
 TEST(CoordinatorLiveness, UnpublishStopsWaitingForADeadReadersPins) {
@@ -168,7 +171,8 @@ TEST(CoordinatorLiveness, UnpublishStopsWaitingForADeadReadersPins) {
   t.advance(401ms);  // the reader is silent for a whole lease; the publisher called meanwhile
   EXPECT_EQ(c.wait_drained(p, "m", 1, 0ms), 0u);
   EXPECT_FALSE(version_status(c, "m", 1).has_value());  // forgotten: nothing holds it
-  const auto dead = find_worker(c.workers(), r);
+  const auto all = c.workers();
+  const auto dead = find_worker(all, r);
   ASSERT_NE(dead, nullptr);
   EXPECT_EQ(dead->state, WorkerState::kDead);
   // The dead reader's late calls are refused so it re-registers.
