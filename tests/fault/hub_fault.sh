@@ -43,11 +43,12 @@ readers_check() {
 }
 reassigned() { cat "$work"/r[123].log | grep -c "failed reads reassigned" || true; }
 
-# One of the holders in "$@" that serves a read right now.
+# One of the holders in "$@" that serves a read of v1 right now; returns 1 if the readers
+# r1..r3 finished (or 30 s passed) before any of them was seen reading.
 busy_holder() {
   local busy name try
   for try in 1 2 3 4 5 6 7 8 9 10; do
-    busy=" $(wait_pins policy 1 30) "
+    busy=" $(wait_pins policy 1 30 r1 r2 r3) " || return 1
     for name in "$@"; do
       [[ "$busy" == *" $(worker_of "$name") "* ]] && { echo "$name"; return; }
     done
@@ -73,9 +74,18 @@ case "$scenario" in
     three_holders
     holders=(p h1 h2)
     hit=0
+    missed=0
     for ((it = 1; it <= iterations; ++it)); do
       readers_start 1
-      victim=$(busy_holder "${holders[@]}")
+      if ! victim=$(busy_holder "${holders[@]}"); then
+        # The pulls were over before a read was seen in flight: nothing to kill this time.
+        readers_check
+        missed=$((missed + 1))
+        ((missed <= iterations)) || fail "$missed rounds in which no read was seen in flight"
+        echo "iteration $it: the readers were done before a busy holder was seen; again"
+        it=$((it - 1))
+        continue
+      fi
       kill -KILL "${pids[$victim]}"
       wait "${pids[$victim]}" 2>/dev/null || true
       unset "pids[$victim]"
@@ -106,7 +116,7 @@ case "$scenario" in
     n=0
     for round in 1 2 3; do
       readers_start 1
-      victim=$(busy_holder "${holders[@]}")
+      victim=$(busy_holder "${holders[@]}") || fail "round $round: no read seen in flight"
       kill -STOP "${pids[$victim]}"
       ts=$(now)
       echo "round $round: stopped $victim (worker $(worker_of "$victim"))"
@@ -138,7 +148,7 @@ case "$scenario" in
     spawn p "$bin" publish --synthetic 1GiB --tensors 16 --versions 1 --hold 600
     wait_line p "published 'policy' v1" 30
     spawn r "$bin" pull --follow 2 --keep-going --no-relay --inflight 2 --check-pattern --wait 60
-    wait_pins policy 1 30 >/dev/null
+    wait_pins policy 1 30 r >/dev/null || fail "no read of v1 seen in flight"
     kill -STOP "${pids[p]}"  # frozen mid-pull, then killed
     grep -q "pulled 'policy' v1" "$work/r.log" && fail "the reader finished before the holder was killed (too fast)"
     kill -KILL "${pids[p]}"
@@ -161,7 +171,7 @@ case "$scenario" in
     spawn p "$bin" publish --synthetic 1GiB --tensors 16 --versions 2 --interval 2 --hold 1
     wait_line p "published 'policy' v1" 30
     spawn r "$bin" pull --version 1 --no-relay --inflight 2 --wait 30
-    wait_pins policy 1 30 >/dev/null
+    wait_pins policy 1 30 r >/dev/null || fail "no read of v1 seen in flight"
     kill -STOP "${pids[r]}"  # frozen with its reads pinned, then killed
     grep -q "pulled 'policy' v1" "$work/r.log" && fail "the reader finished before it was killed (too fast)"
     kill -KILL "${pids[r]}"

@@ -1,7 +1,8 @@
 # Sourced by the hub fault tests (hub_fault.sh): processes that are really killed, and cleanup.
 #   spawn NAME CMD...       runs CMD in the background, output in $work/NAME.log; pid in pids[NAME]
 #   wait_line NAME RE SECS  waits until NAME.log matches RE (fails the test after SECS)
-#   wait_pins MODEL V SECS  waits until reads of MODEL vV are in flight (status --json)
+#   wait_pins MODEL V SECS [NAME...]  the workers reading MODEL vV now (status --json); 1 if none
+#                           within SECS or once the processes NAME... have all exited
 #   now                     unix time, seconds with ms
 #   cleanup                 SIGCONT + SIGKILL every spawned process and serve (trap EXIT)
 declare -A pids=()
@@ -48,9 +49,13 @@ finish() {
   return $rc
 }
 
-# Prints the worker ids serving reads of MODEL vV, once there are any.
+# Prints the worker ids serving reads of MODEL vV, once there are any. Returns 1 (printing
+# nothing) after SECS, or as soon as none of the processes named after SECS is still running
+# (their reads are over: there is nothing left to see). Call it as `wait_pins ... || fail ...`:
+# inside $(...) a fail would only end the subshell.
 wait_pins() {
-  local model=$1 v=$2 secs=$3 end=$((SECONDS + $3)) busy
+  local model=$1 v=$2 secs=$3 end=$((SECONDS + $3)) busy name alive
+  shift 3
   for (( ; ; )); do
     busy=$("$bin" status --json 2>/dev/null | python3 -c "
 import json, sys
@@ -58,7 +63,12 @@ j = json.load(sys.stdin)
 print(' '.join(str(h['worker']) for m in j['models'] if m['model'] == '$model' for x in m['versions']
                if x['version'] == $v for h in x['holder_list'] if h['pins'] > 0))" || true)
     [[ -n "$busy" ]] && break
-    ((SECONDS < end)) || fail "no read of $model v$v in flight within $secs s"
+    ((SECONDS < end)) || return 1
+    if (($# > 0)); then
+      alive=0
+      for name in "$@"; do kill -0 "${pids[$name]:-0}" 2>/dev/null && alive=1; done
+      ((alive)) || return 1
+    fi
   done
   echo "$busy"
 }
