@@ -84,6 +84,7 @@ int run_mpi_command(const std::string& cmd, const std::function<int(int rank)>& 
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, rc);
   }
+  env.set_exit_code(rc);
   return rc;
 }
 

@@ -1,6 +1,33 @@
 # Every dependency comes from Debian packages (scripts/bootstrap.sh installs them).
 find_package(MPI REQUIRED COMPONENTS C CXX)
 find_package(Threads REQUIRED)
+
+# MPI fault-tolerance extensions (ULFM: Open MPI 5 built with --with-ft=ulfm, e.g. Debian 13).
+# TENSORHUB_HAVE_ULFM lands in tensorhub/config.hpp; lib/mpi/ulfm.hpp says "not available"
+# without it. TENSORHUB_REQUIRE_ULFM=ON makes its absence a configure error (the ULFM CI lane).
+option(TENSORHUB_REQUIRE_ULFM "Fail to configure unless the MPI has ULFM" OFF)
+include(CheckCXXSourceCompiles)
+set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_CXX)
+check_cxx_source_compiles([=[
+#include <mpi.h>
+#include <mpi-ext.h>
+#ifndef MPIX_ERR_PROC_FAILED
+#error no ULFM
+#endif
+int main() {
+  MPI_Comm c = MPI_COMM_NULL; MPI_Group g; int f = 1;
+  MPIX_Comm_revoke(c); MPIX_Comm_shrink(c, &c); MPIX_Comm_agree(c, &f);
+  MPIX_Comm_get_failed(c, &g); MPIX_Comm_ack_failed(c, 0, &f);
+  return 0;
+}]=] TENSORHUB_HAVE_ULFM)
+unset(CMAKE_REQUIRED_LIBRARIES)
+if(NOT TENSORHUB_HAVE_ULFM)
+  set(TENSORHUB_HAVE_ULFM OFF)
+  if(TENSORHUB_REQUIRE_ULFM)
+    message(FATAL_ERROR "TENSORHUB_REQUIRE_ULFM=ON but this MPI has no ULFM extensions (mpi-ext.h, MPIX_Comm_shrink)")
+  endif()
+endif()
+message(STATUS "TensorHub: ULFM (MPI fault tolerance) ${TENSORHUB_HAVE_ULFM}")
 find_package(nlohmann_json 3 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)

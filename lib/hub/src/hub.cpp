@@ -176,8 +176,9 @@ void Hub::Impl::close() {
     log_.warn(std::string("close: could not deregister: ") + e.what());
   }
   kept.clear();
-  // No rank may free the window or stop the coordinator while another still reads.
-  mpi::sleepy_barrier(comm_.get());
+  // No rank may free the window or stop the coordinator while another still reads. (With ULFM
+  // the transport's barrier counts only the live ranks.)
+  if (!transport_->job_barrier()) mpi::sleepy_barrier(comm_.get());
   transport_->close();
   transport_.reset();
   remote_.reset();

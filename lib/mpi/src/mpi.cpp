@@ -1,7 +1,11 @@
 #include "tensorhub/mpi/mpi.hpp"
 
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 #include <utility>
+
+#include "tensorhub/mpi/ulfm.hpp"
 
 namespace tensorhub::mpi {
 
@@ -27,7 +31,21 @@ Environment::Environment(int* argc, char*** argv) {
 Environment::~Environment() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (finalized) return;
+  if (ulfm_support().enabled) {
+    const char* v = std::getenv("TENSORHUB_FINALIZE_TIMEOUT_S");
+    const long limit = v ? std::strtol(v, nullptr, 10) : 10;
+    std::thread([code = exit_code_, limit] {
+      std::this_thread::sleep_for(std::chrono::seconds(limit));
+      std::fprintf(stderr,
+                   "tensorhub: MPI_Finalize did not return within %ld s after a process failure (Open MPI ULFM, "
+                   "open-mpi/ompi#11404); exiting with %d\n",
+                   limit, code);
+      std::fflush(nullptr);
+      std::_Exit(code);
+    }).detach();
+  }
+  MPI_Finalize();
 }
 
 Comm Comm::duplicate(MPI_Comm comm) {

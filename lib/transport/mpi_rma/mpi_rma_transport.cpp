@@ -12,6 +12,7 @@
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/core/log.hpp"
 #include "tensorhub/mpi/mpi.hpp"
+#include "tensorhub/mpi/ulfm.hpp"
 #include "tensorhub/transport/descriptor.hpp"
 
 namespace tensorhub::transport {
@@ -81,7 +82,33 @@ MpiRmaTransport::MpiRmaTransport(MPI_Comm comm, std::string job_tag, std::uint64
     // Ranks that need no pool (e.g. the coordinator) still take part with a minimal one.
     pool_bytes = std::max<std::uint64_t>(pool_bytes, 4096);
   }
-  if (any_pooled) {
+  int level = MPI_THREAD_SINGLE;
+  mpi::check(MPI_Query_thread(&level), "MPI_Query_thread");
+  auto period = progress_period_from_env();
+  // ULFM mode: needs ULFM on, a pool (its memory must outlive windows) and a progress thread
+  // (it runs the repair). TENSORHUB_MPI_FT=0 turns it off. The same on every rank (the
+  // inputs are job-wide), checked with an allreduce anyway: the window kind is collective.
+  const char* ft_env = std::getenv("TENSORHUB_MPI_FT");
+  int want_ft = (mpi::ulfm_support().enabled && any_pooled && level >= MPI_THREAD_MULTIPLE &&
+                 !(ft_env && std::string(ft_env) == "0"))
+                    ? 1
+                    : 0;
+  int all_ft = 0;
+  mpi::check(MPI_Allreduce(&want_ft, &all_ft, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce(ULFM mode)");
+  ft_ = all_ft != 0;
+  if (ft_) {
+    pool_bytes_ = (pool_bytes + 4095) / 4096 * 4096;
+    pool_memory_.reset(std::aligned_alloc(4096, pool_bytes_));
+    if (!pool_memory_) throw TransportError("mpi_rma: cannot allocate a pool of " + std::to_string(pool_bytes_) + " bytes");
+    origin_comm_ = mpi::Comm::duplicate(comm);
+    comm_ = mpi::Comm::duplicate(comm);
+    const int size = comm_.size();
+    for (int r = 0; r < size; ++r) rank_of_.push_back(r);
+    dead_.assign(static_cast<std::size_t>(size), false);
+    window_ = mpi::Window::create(comm_.get(), pool_memory_.get(), pool_bytes_);
+    pool_.emplace(pool_memory_.get(), pool_bytes);
+    if (rank == 0) Logger("mpi_rma").info("ULFM mode: dead ranks are detected and the window is rebuilt on the survivors");
+  } else if (any_pooled) {
     void* base = nullptr;
     window_ = mpi::Window::allocate(comm, pool_bytes, &base);
     pool_.emplace(base, pool_bytes);
@@ -91,9 +118,6 @@ MpiRmaTransport::MpiRmaTransport(MPI_Comm comm, std::string job_tag, std::uint64
   }
   window_.lock_all();
   progress_comm_ = mpi::Comm::duplicate(comm);
-  auto period = progress_period_from_env();
-  int level = MPI_THREAD_SINGLE;
-  mpi::check(MPI_Query_thread(&level), "MPI_Query_thread");
   if (period.count() > 0 && level < MPI_THREAD_MULTIPLE) {
     if (rank == 0) {
       Logger("mpi_rma").warn(
@@ -102,19 +126,31 @@ MpiRmaTransport::MpiRmaTransport(MPI_Comm comm, std::string job_tag, std::uint64
     }
     period = std::chrono::microseconds(0);
   }
-  if (period.count() > 0) {
-    progress_ = std::thread([this, period] {
-      while (!stop_progress_.load(std::memory_order_relaxed)) {
-        // While this rank's own reads are in flight its main thread polls MPI anyway; a second
-        // thread in MPI then only contends for Open MPI's locks.
-        if (reads_in_flight_.load(std::memory_order_relaxed) == 0) {
-          int flag = 0;
-          MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, progress_comm_.get(), &flag, MPI_STATUS_IGNORE);
-        }
-        std::this_thread::sleep_for(period);
+  if (ft_ && period.count() == 0) period = std::chrono::microseconds(1000);  // the repair runs there
+  if (period.count() > 0) start_progress_thread(period);
+}
+
+void MpiRmaTransport::start_progress_thread(std::chrono::microseconds period) {
+  progress_ = std::thread([this, period] {
+    int tick = 0;
+    while (!stop_progress_.load(std::memory_order_relaxed)) {
+      // While this rank's own reads are in flight its main thread polls MPI anyway; a second
+      // thread in MPI then only contends for Open MPI's locks.
+      if (reads_in_flight_.load(std::memory_order_relaxed) == 0) {
+        int flag = 0;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, progress_comm_.get(), &flag, MPI_STATUS_IGNORE);
       }
-    });
-  }
+      // ULFM mode: every ~5 ms, look for dead ranks or a revoked communicator and repair.
+      if (ft_ && ++tick % 5 == 0) {
+        try {
+          if (failure_pending()) repair();
+        } catch (const std::exception& e) {
+          Logger("mpi_rma").error(std::string("repair after a process failure failed (will retry): ") + e.what());
+        }
+      }
+      std::this_thread::sleep_for(period);
+    }
+  });
 }
 
 MpiRmaTransport::~MpiRmaTransport() {
@@ -122,7 +158,7 @@ MpiRmaTransport::~MpiRmaTransport() {
   if (progress_.joinable()) progress_.join();
   // Outstanding requests are completed before the window goes (never the case in normal use:
   // the transfer engine drains its reads before returning).
-  if (!requests_.empty()) {
+  if (!requests_.empty() && !ft_) {  // (ULFM mode: one may read a dead rank; abandoned)
     MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
   }
 }
@@ -132,7 +168,9 @@ void MpiRmaTransport::close() {
   stop_progress_ = true;
   if (progress_.joinable()) progress_.join();
   attached_.clear();  // detach before the window goes
-  window_.free();
+  // ULFM mode: a collective free could hang on a rank that dies now; the window is abandoned
+  // (MPI_Finalize releases it) after job_barrier() made sure no survivor still reads.
+  if (!ft_) window_.free();
 }
 
 bool MpiRmaTransport::reaches(std::string_view endpoint) const { return endpoint.starts_with(prefix_); }
@@ -238,19 +276,34 @@ void MpiRmaTransport::post(const ReadOp& op) {
     throw TransportError("read past the end of a region exposed by " + op.endpoint);
   }
   const auto disp = static_cast<MPI_Aint>(region.address + op.offset);
-  requests_.push_back(window_.rget(op.dst, op.length, target, disp));
+  std::lock_guard lock(mu_);
+  int now = target;
+  if (ft_) {
+    if (static_cast<std::size_t>(target) >= rank_of_.size())
+      throw TransportError("mpi_rma endpoint '" + op.endpoint + "' names a rank outside this job");
+    now = rank_of_[static_cast<std::size_t>(target)];
+    if (now < 0 || dead_[static_cast<std::size_t>(target)]) {
+      failed_posts_.push_back(Completion{op.tag, false, "rank " + std::to_string(target) + " of the MPI job has failed"});
+      return;
+    }
+  }
+  requests_.push_back(window_.rget(op.dst, op.length, now, disp));
   tags_.push_back(op.tag);
+  targets_.push_back(target);
   reads_in_flight_.store(requests_.size(), std::memory_order_relaxed);
 }
 
 void MpiRmaTransport::poll(std::vector<Completion>& out) {
+  std::lock_guard lock(mu_);
+  if (ft_) fail_dead_reads(out);
   if (requests_.empty()) return;
   indices_.resize(requests_.size());
   int count = 0;
-  mpi::check(
-      MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &count, indices_.data(), MPI_STATUSES_IGNORE),
-      "MPI_Testsome on RMA reads");
-  if (count == MPI_UNDEFINED || count == 0) return;
+  const int rc =
+      MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &count, indices_.data(), MPI_STATUSES_IGNORE);
+  // ULFM mode: an error here is a failed process; fail_dead_reads() sorts it out on the next poll.
+  if (!(ft_ && rc != MPI_SUCCESS)) mpi::check(rc, "MPI_Testsome on RMA reads");
+  if (rc != MPI_SUCCESS || count == MPI_UNDEFINED || count == 0) return;
   for (int i = 0; i < count; ++i) out.push_back(Completion{tags_[static_cast<std::size_t>(indices_[i])], true, {}});
   // Compact: MPI_Testsome sets completed requests to MPI_REQUEST_NULL.
   std::size_t w = 0;
@@ -258,11 +311,13 @@ void MpiRmaTransport::poll(std::vector<Completion>& out) {
     if (requests_[r] != MPI_REQUEST_NULL) {
       requests_[w] = requests_[r];
       tags_[w] = tags_[r];
+      targets_[w] = targets_[r];
       ++w;
     }
   }
   requests_.resize(w);
   tags_.resize(w);
+  targets_.resize(w);
   reads_in_flight_.store(requests_.size(), std::memory_order_relaxed);
 }
 

@@ -9,14 +9,24 @@
 //    Open MPI 4.1.4's osc ucx and osc rdma mishandle non-uniform attach/detach across ranks
 //    (crashes, EFAULT; fixed in Open MPI 5, open-mpi/ompi#10591): use only on a fixed MPI.
 // See README "Window kinds" for the measurements.
-// Failure model: without ULFM, an Rget on a dead rank hangs inside MPI (README "Failure model").
+// Failure model (README "Failure model"): without ULFM, an Rget on a dead rank hangs inside MPI.
+// With ULFM on (mpirun --with-ft ulfm; pool mode; MPI_THREAD_MULTIPLE) the transport is
+// fault-tolerant: the pool is this transport's own memory exposed with MPI_Win_create; reads of
+// a rank that MPIX_Comm_get_failed reports are completed as failed (the pull engine reassigns
+// them to other holders); the progress thread of every survivor then revokes the job
+// communicator, shrinks it and creates a new window over the same pool memory, so endpoints and
+// descriptors stay valid (endpoints name ranks of the original communicator). Old windows are
+// abandoned, never freed (MPI_Win_free over a dead rank may hang). mpi_rma_repair.cpp.
 #pragma once
 
 #include <mpi.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -41,12 +51,16 @@ class MpiRmaTransport final : public Transport {
   std::unique_ptr<Exposure> expose(std::span<const MemoryRange> ranges) override;
   void post(const ReadOp& op) override;
   void poll(std::vector<Completion>& out) override;
-  std::size_t in_flight() const override { return requests_.size(); }
+  std::size_t in_flight() const override { return requests_.size() + failed_posts_.size(); }
 
   // Collective: ends the access epoch and frees the window. Called by the destructor otherwise.
   void close() override;
   void* allocate(std::uint64_t bytes) override;
   void deallocate(void* p) override;
+  bool job_barrier() override;
+
+  // Is the ULFM mode on (see the top of this file)?
+  bool fault_tolerant() const { return ft_; }
 
  private:
   friend class MpiExposure;
@@ -60,6 +74,15 @@ class MpiRmaTransport final : public Transport {
   std::uint64_t attach(std::uint64_t begin, std::uint64_t end);
   void detach(std::uint64_t key) noexcept;
 
+  struct FreeDeleter {
+    void operator()(void* p) const { std::free(p); }
+  };
+  void start_progress_thread(std::chrono::microseconds period);
+  // ULFM mode (mpi_rma_repair.cpp). Caller holds mu_ for fail_dead_reads().
+  bool failure_pending();
+  void repair();
+  void fail_dead_reads(std::vector<Completion>& out);
+
   std::string prefix_;  // "mpi_rma:<job_tag>:"
   std::string endpoint_;
   std::size_t max_attach_;
@@ -68,7 +91,22 @@ class MpiRmaTransport final : public Transport {
   std::map<std::uint64_t, Attached> attached_;  // by begin address
   std::vector<MPI_Request> requests_;
   std::vector<std::uint64_t> tags_;
+  std::vector<int> targets_;  // original rank each request reads from
   std::vector<int> indices_;
+  // ULFM mode. mu_ guards window_, comm_, rank_of_, dead_ and the request vectors against the
+  // progress thread's repair.
+  bool ft_ = false;
+  std::mutex mu_;
+  std::unique_ptr<void, FreeDeleter> pool_memory_;
+  std::uint64_t pool_bytes_ = 0;
+  mpi::Comm origin_comm_;           // the job communicator as joined (endpoint numbering)
+  mpi::Comm comm_;                  // its live ranks now
+  std::vector<int> rank_of_;        // original rank -> rank in comm_, -1 if dead
+  std::vector<bool> dead_;          // original ranks known dead
+  std::vector<Completion> failed_posts_;  // reads of dead ranks, reported by the next poll
+  std::vector<mpi::Window> retired_windows_;
+  std::vector<mpi::Comm> retired_comms_;
+  std::chrono::steady_clock::time_point next_check_{};
   // Optional (TENSORHUB_MPI_PROGRESS_US > 0): drives MPI progress while this rank's thread waits elsewhere (a holder
   // blocked in unpublish must still serve the reads it waits for; osc components that are not truly one-sided need the
   // target to call into MPI).

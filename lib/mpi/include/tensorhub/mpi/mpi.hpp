@@ -36,9 +36,14 @@ class Environment {
   Environment(const Environment&) = delete;
   Environment& operator=(const Environment&) = delete;
   int thread_level() const { return provided_; }
+  // With ULFM on, MPI_Finalize may hang after a rank died (open-mpi/ompi#11404, 5-10% of runs
+  // here): the destructor then gives it TENSORHUB_FINALIZE_TIMEOUT_S seconds (default 10) and
+  // ends the process with this code. Set it to main's return value.
+  void set_exit_code(int code) { exit_code_ = code; }
 
  private:
   int provided_ = 0;
+  int exit_code_ = 0;
 };
 
 // A duplicated communicator, freed on destruction (move-only).
@@ -46,6 +51,8 @@ class Comm {
  public:
   static Comm duplicate(MPI_Comm comm);
   static Comm split(MPI_Comm comm, int color, int key);
+  // Takes ownership of `comm` (e.g. the result of MPIX_Comm_shrink).
+  static Comm adopt(MPI_Comm comm) { return Comm(comm); }
   Comm() = default;
   ~Comm();
   Comm(Comm&& other) noexcept;

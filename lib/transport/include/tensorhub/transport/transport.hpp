@@ -70,6 +70,9 @@ class Transport {
   // Releases what needs every process of a job at once (mpi_rma: frees the window). Collective
   // for such backends; the destructor does the same without reporting errors.
   virtual void close() {}
+  // Waits until every live process of the job reached this call; false if this transport has no
+  // fault-aware way to do so (the caller then uses its own communicator's barrier).
+  virtual bool job_barrier() { return false; }
 };
 
 }  // namespace tensorhub::transport

@@ -1,0 +1,142 @@
+// The ULFM mode of the mpi_rma transport: failed reads, communicator repair, fault-aware barrier.
+//
+// Protocol (every survivor does the same, so the collectives match):
+//   1. a read of a rank that MPIX_Comm_get_failed reports completes as failed (poll); the pull
+//      engine tells the coordinator and reads the chunk from another holder;
+//   2. the progress thread of each rank sees the failure (or the revoke sent by a rank that saw
+//      it first), revokes the job communicator, shrinks it, creates a window over the same pool
+//      memory on the shrunk communicator and swaps it in. Every survivor calls shrink exactly
+//      once per failure seen, so a rank that is already waiting in shrink is joined by the
+//      others as soon as the revoke reaches them;
+//   3. job_barrier() is an MPI_Ibarrier polled together with step 2: a failure during the
+//      barrier abandons it, repairs, and starts again on the new communicator.
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "mpi_rma_transport.hpp"
+#include "tensorhub/core/log.hpp"
+#include "tensorhub/mpi/ulfm.hpp"
+
+namespace tensorhub::transport {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string join_ranks(const std::vector<int>& ranks) {
+  std::string out;
+  for (const int r : ranks) out += (out.empty() ? "" : ",") + std::to_string(r);
+  return out;
+}
+
+}  // namespace
+
+bool MpiRmaTransport::failure_pending() {
+  std::lock_guard lock(mu_);
+  return !mpi::failed_ranks(comm_.get()).empty() || mpi::is_revoked(comm_.get());
+}
+
+void MpiRmaTransport::repair() {
+  const auto t0 = std::chrono::steady_clock::now();
+  MPI_Comm old = MPI_COMM_NULL;
+  std::vector<int> failed;
+  {
+    std::lock_guard lock(mu_);
+    old = comm_.get();
+    failed = mpi::translate_ranks(old, mpi::failed_ranks(old), origin_comm_.get());
+  }
+  // Collectives over the survivors, without mu_: the pulling thread keeps polling meanwhile.
+  if (!mpi::is_revoked(old)) mpi::revoke(old);
+  mpi::Comm next = mpi::shrink(old);
+  const double shrink_ms = ms_since(t0);
+  const auto t1 = std::chrono::steady_clock::now();
+  mpi::Window window = mpi::Window::create(next.get(), pool_memory_.get(), pool_bytes_);
+  window.lock_all();
+  const double window_ms = ms_since(t1);
+  std::vector<int> all(rank_of_.size());
+  for (std::size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int>(r);
+  const auto now_rank = mpi::translate_ranks(origin_comm_.get(), all, next.get());
+  std::vector<int> gone;
+  {
+    std::lock_guard lock(mu_);
+    for (std::size_t r = 0; r < now_rank.size(); ++r) {
+      rank_of_[r] = now_rank[r] == MPI_UNDEFINED ? -1 : now_rank[r];
+      if (rank_of_[r] < 0) {
+        if (!dead_[r]) gone.push_back(static_cast<int>(r));
+        dead_[r] = true;
+      }
+    }
+    // Reads posted on the old window keep going (a live target still answers them); reads of
+    // the dead ranks are failed by the next poll.
+    retired_windows_.push_back(std::move(window_));
+    window_ = std::move(window);
+    retired_comms_.push_back(std::move(comm_));
+    comm_ = std::move(next);
+  }
+  Logger("mpi_rma").info("ULFM: rank(s) " + join_ranks(gone.empty() ? failed : gone) +
+                         " of the job failed; survivors shrank the job communicator to " +
+                         std::to_string(comm_.size()) + " ranks in " + std::to_string(shrink_ms) +
+                         " ms and rebuilt the window in " + std::to_string(window_ms) + " ms");
+}
+
+void MpiRmaTransport::fail_dead_reads(std::vector<Completion>& out) {
+  for (auto& c : failed_posts_) out.push_back(std::move(c));
+  failed_posts_.clear();
+  if (requests_.empty()) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_check_) return;
+  next_check_ = now + std::chrono::milliseconds(1);
+  for (const int r : mpi::translate_ranks(comm_.get(), mpi::failed_ranks(comm_.get()), origin_comm_.get())) {
+    if (r == MPI_UNDEFINED || dead_[static_cast<std::size_t>(r)]) continue;
+    dead_[static_cast<std::size_t>(r)] = true;
+    const double unix_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    Logger("mpi_rma").info("ULFM: rank " + std::to_string(r) + " of the job reported failed at " +
+                           std::to_string(unix_s) + "; its reads go to other holders");
+  }
+  std::size_t w = 0;
+  for (std::size_t i = 0; i < requests_.size(); ++i) {
+    const int t = targets_[i];
+    if (dead_[static_cast<std::size_t>(t)]) {
+      // Abandoned: an RMA request to a dead rank never completes, and nothing will write dst.
+      out.push_back(Completion{tags_[i], false, "rank " + std::to_string(t) + " of the MPI job failed (ULFM)"});
+      continue;
+    }
+    requests_[w] = requests_[i];
+    tags_[w] = tags_[i];
+    targets_[w] = targets_[i];
+    ++w;
+  }
+  requests_.resize(w);
+  tags_.resize(w);
+  targets_.resize(w);
+  reads_in_flight_.store(requests_.size(), std::memory_order_relaxed);
+}
+
+bool MpiRmaTransport::job_barrier() {
+  if (!ft_) return false;
+  // The repair runs here from now on (a progress thread in shrink finishes first: the others
+  // join it as the revoke reaches them).
+  stop_progress_ = true;
+  if (progress_.joinable()) progress_.join();
+  for (;;) {
+    if (failure_pending()) {
+      repair();
+      continue;
+    }
+    MPI_Request req = MPI_REQUEST_NULL;
+    mpi::check(MPI_Ibarrier(comm_.get(), &req), "MPI_Ibarrier (job barrier)");
+    for (;;) {
+      int done = 0;
+      const int rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+      if (rc == MPI_SUCCESS && done) return true;
+      if (rc != MPI_SUCCESS && !mpi::is_process_failure(rc)) mpi::check(rc, "MPI_Test (job barrier)");
+      if (rc != MPI_SUCCESS || failure_pending()) break;  // abandon it, repair, barrier again
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+  }
+}
+
+}  // namespace tensorhub::transport

@@ -1,0 +1,133 @@
+// A holder rank killed (SIGKILL) mid-pull in an MPI job running with ULFM (mpirun --with-ft ulfm),
+// over the mpi_rma transport. 5 ranks: 0 runs the coordinator and publishes; 1 and 2 pull v1 and
+// relay it; 3 and 4 read v1 slowly, and rank 2 kills itself while it serves them. The survivors
+// must then see the failure, reassign its reads, shrink the job communicator and rebuild the
+// window, and go on: v2 and v3 are published and pulled over the repaired window. Every pulled
+// word is checked against the (version, tensor, index) pattern and every chunk by xxHash64.
+// mpirun exits 0 even when a rank was killed: run_holder_death.sh checks the survivors' lines.
+#include <mpi.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../mpi/pattern.hpp"
+#include "tensorhub/hub.hpp"
+#include "tensorhub/mpi/mpi.hpp"
+#include "tensorhub/mpi/ulfm.hpp"
+
+namespace tensorhub {
+namespace {
+
+constexpr int kVictim = 2;
+constexpr std::size_t kTensors = 8;
+constexpr std::uint64_t kTensorBytes = 8ull << 20;  // 64 MiB per version
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void say(int rank, const std::string& line) {
+  std::printf("rank %d: %s\n", rank, line.c_str());
+  std::fflush(stdout);
+}
+
+// Rank 2: waits until it serves a read of v1, then dies at once (no cleanup, like kill -9).
+void die_while_serving(Hub& hub, int rank) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < end) {
+    for (const auto& m : hub.status()) {
+      for (const auto& v : m.versions) {
+        for (const auto& h : v.holder_list) {
+          if (v.version == 1 && h.rank == rank && h.pins > 0) {
+            say(rank, "serving " + std::to_string(h.pins) + " read(s) of v1: SIGKILL at " + std::to_string(unix_now()));
+            raise(SIGKILL);
+          }
+        }
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  say(rank, "FAIL: never saw a read of v1 from this rank");
+  raise(SIGKILL);
+}
+
+std::string pull_and_check(Hub& hub, test::Buffers& b, std::uint64_t v, bool slow) {
+  PullOptions o;
+  if (slow) {  // the readers of v1 take a few seconds, so that the kill lands mid-pull
+    o.progress = [](std::uint64_t, std::uint64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(40)); };
+  }
+  const auto r = hub.pull("policy", Version::exact(v), b.tensors, o);
+  const auto bad = b.mismatches(v);
+  return "v" + std::to_string(r.version) + " " + (bad == 0 ? "verified" : "BAD (" + std::to_string(bad) + " words)") +
+         " in " + std::to_string(r.seconds) + " s, failed reads reassigned: " + std::to_string(r.failed_reads) +
+         ", at " + std::to_string(unix_now());
+}
+
+int run(int rank, int size) {
+  if (size != 5) throw UserError("run with 5 ranks");
+  const auto support = mpi::ulfm_support();
+  if (!support.enabled) throw UserError(support.detail);
+  HubOptions opt;
+  opt.pool_bytes = 4 * kTensors * kTensorBytes;
+  opt.chunk_bytes = 1ull << 20;
+  opt.max_readers_per_source = 1;
+  opt.inflight = 2;
+  auto hub = Hub::join(MPI_COMM_WORLD, opt);
+  // Survivors synchronise on their own communicator with agree (fault-aware); plain MPI
+  // collectives on MPI_COMM_WORLD would fail once rank 2 is gone.
+  auto sync = mpi::Comm::duplicate(MPI_COMM_WORLD);
+  std::vector<std::unique_ptr<test::Buffers>> versions;
+  auto buffers = std::make_unique<test::Buffers>(*hub, kTensors, kTensorBytes);
+  if (rank == 0) {
+    buffers->fill(1);
+    hub->publish("policy", 1, buffers->tensors);
+    say(rank, "published v1");
+  }
+  mpi::sleepy_barrier(MPI_COMM_WORLD);
+  if (rank == 1 || rank == kVictim) say(rank, "relay: " + pull_and_check(*hub, *buffers, 1, false));
+  mpi::sleepy_barrier(MPI_COMM_WORLD);
+  if (rank == kVictim) die_while_serving(*hub, rank);
+  if (rank >= 3) say(rank, "reader: " + pull_and_check(*hub, *buffers, 1, true));
+  mpi::survivors_barrier(sync.get());
+  for (std::uint64_t v = 2; v <= 3; ++v) {
+    if (rank == 0) {
+      versions.push_back(std::move(buffers));
+      buffers = std::make_unique<test::Buffers>(*hub, kTensors, kTensorBytes);
+      buffers->fill(v);
+      hub->publish("policy", v, buffers->tensors);
+      hub->unpublish("policy", v - 1);
+      say(rank, "published v" + std::to_string(v) + ", unpublished v" + std::to_string(v - 1));
+    }
+    mpi::survivors_barrier(sync.get());
+    if (rank != 0) say(rank, "after the failure: " + pull_and_check(*hub, *buffers, v, false));
+    mpi::survivors_barrier(sync.get());
+  }
+  say(rank, "done");
+  hub->close();
+  return 0;
+}
+
+}  // namespace
+}  // namespace tensorhub
+
+int main(int argc, char** argv) {
+  tensorhub::mpi::Environment env(&argc, &argv);
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int rc = 0;
+  try {
+    rc = tensorhub::run(rank, size);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rank %d: FAIL: %s\n", rank, e.what());
+    rc = 1;
+  }
+  env.set_exit_code(rc);
+  return rc;
+}
