@@ -35,7 +35,7 @@ die() { echo "ulfm-chroot: $*" >&2; exit 1; }
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 R=${TENSORHUB_ULFM_ROOT:-/var/cache/tensorhub/trixie-root}
 MIRROR=${TENSORHUB_ULFM_MIRROR:-http://deb.debian.org/debian}
-TARGETS=${TENSORHUB_ULFM_TARGETS:-test_hub test_consistency test_retention test_ulfm_api ulfm_holder_death tensorhub_cli}
+TARGETS=${TENSORHUB_ULFM_TARGETS:-test_hub test_consistency test_retention test_ulfm_api ulfm_holder_death}
 JOBS=${JOBS:-$(nproc)}
 PKGS="g++ cmake ninja-build ccache pkg-config python3 procps libopenmpi-dev openmpi-bin libucx-dev
   libhwloc-dev libhdf5-openmpi-dev libboost-program-options-dev libgtest-dev libgmock-dev
@@ -78,6 +78,7 @@ mount_once "$R/dev" --rbind /dev && mount --make-rslave "$R/dev"
 mount_once "$R/sys" --rbind /sys && mount --make-rslave "$R/sys"
 mount_once "$R/src" --bind "$SRC"
 cp /etc/resolv.conf "$R/etc/resolv.conf"
+cp /etc/hosts "$R/etc/hosts"  # the coordinator advertises this host name
 printf '#!/bin/sh\nexit 101\n' >"$R/usr/sbin/policy-rc.d"  # no daemons start in the chroot
 chmod +x "$R/usr/sbin/policy-rc.d"
 
