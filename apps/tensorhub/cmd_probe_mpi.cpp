@@ -19,6 +19,7 @@
 #include "probe_common.hpp"
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/mpi/mpi.hpp"
+#include "tensorhub/mpi/ulfm.hpp"
 #include "tensorhub/mpi/window.hpp"
 
 namespace tensorhub::cli {
@@ -247,6 +248,7 @@ int run_probe_mpi(const ProbeConfig& c, int rank) {
                                                  : c.scope == "host" ? "one host; --scope rank measures its ranks"
                                                                      : "one rank; run with mpirun -n 2 or more");
     }
+    if (!c.json) std::printf("\nMPI fault tolerance: %s\n", mpi::ulfm_support().detail.c_str());
     std::fflush(stdout);
   }
   return 0;

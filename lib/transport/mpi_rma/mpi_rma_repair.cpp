@@ -96,23 +96,14 @@ void MpiRmaTransport::fail_dead_reads(std::vector<Completion>& out) {
     Logger("mpi_rma").info("ULFM: rank " + std::to_string(r) + " of the job reported failed at " +
                            std::to_string(unix_s) + "; its reads go to other holders");
   }
-  std::size_t w = 0;
   for (std::size_t i = 0; i < requests_.size(); ++i) {
     const int t = targets_[i];
-    if (dead_[static_cast<std::size_t>(t)]) {
-      // Abandoned: an RMA request to a dead rank never completes, and nothing will write dst.
-      out.push_back(Completion{tags_[i], false, "rank " + std::to_string(t) + " of the MPI job failed (ULFM)"});
-      continue;
-    }
-    requests_[w] = requests_[i];
-    tags_[w] = tags_[i];
-    targets_[w] = targets_[i];
-    ++w;
+    if (!dead_[static_cast<std::size_t>(t)]) continue;
+    // Abandoned: an RMA request to a dead rank never completes, and nothing will write dst.
+    out.push_back(Completion{tags_[i], false, "rank " + std::to_string(t) + " of the MPI job failed (ULFM)"});
+    requests_[i] = MPI_REQUEST_NULL;
   }
-  requests_.resize(w);
-  tags_.resize(w);
-  targets_.resize(w);
-  reads_in_flight_.store(requests_.size(), std::memory_order_relaxed);
+  compact_requests();
 }
 
 bool MpiRmaTransport::job_barrier() {

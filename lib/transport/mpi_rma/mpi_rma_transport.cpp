@@ -305,7 +305,10 @@ void MpiRmaTransport::poll(std::vector<Completion>& out) {
   if (!(ft_ && rc != MPI_SUCCESS)) mpi::check(rc, "MPI_Testsome on RMA reads");
   if (rc != MPI_SUCCESS || count == MPI_UNDEFINED || count == 0) return;
   for (int i = 0; i < count; ++i) out.push_back(Completion{tags_[static_cast<std::size_t>(indices_[i])], true, {}});
-  // Compact: MPI_Testsome sets completed requests to MPI_REQUEST_NULL.
+  compact_requests();  // MPI_Testsome set the completed ones to MPI_REQUEST_NULL
+}
+
+void MpiRmaTransport::compact_requests() {
   std::size_t w = 0;
   for (std::size_t r = 0; r < requests_.size(); ++r) {
     if (requests_[r] != MPI_REQUEST_NULL) {

@@ -82,6 +82,8 @@ class MpiRmaTransport final : public Transport {
   bool failure_pending();
   void repair();
   void fail_dead_reads(std::vector<Completion>& out);
+  // Drops the requests set to MPI_REQUEST_NULL (with their tags and targets).
+  void compact_requests();
 
   std::string prefix_;  // "mpi_rma:<job_tag>:"
   std::string endpoint_;
