@@ -21,7 +21,9 @@ int main() {
   return 0;
 }]=] TENSORHUB_HAVE_ULFM)
 unset(CMAKE_REQUIRED_LIBRARIES)
-if(NOT TENSORHUB_HAVE_ULFM)
+if(TENSORHUB_HAVE_ULFM)
+  set(TENSORHUB_HAVE_ULFM ON)
+else()
   set(TENSORHUB_HAVE_ULFM OFF)
   if(TENSORHUB_REQUIRE_ULFM)
     message(FATAL_ERROR "TENSORHUB_REQUIRE_ULFM=ON but this MPI has no ULFM extensions (mpi-ext.h, MPIX_Comm_shrink)")

@@ -27,9 +27,7 @@ constexpr int kVictim = 2;
 constexpr std::size_t kTensors = 8;
 constexpr std::uint64_t kTensorBytes = 8ull << 20;  // 64 MiB per version
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 void say(int rank, const std::string& line) {
   std::printf("rank %d: %s\n", rank, line.c_str());

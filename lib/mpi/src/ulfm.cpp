@@ -46,7 +46,8 @@ UlfmSupport ulfm_support() {
     s.detail = "this MPI has ULFM but the job runs without fault tolerance (start it with mpirun --with-ft ulfm)";
   }
 #else
-  s.detail = "this TensorHub was built against an MPI without ULFM extensions (Open MPI 5 with --with-ft=ulfm has them)";
+  s.detail =
+      "this TensorHub was built against an MPI without ULFM extensions (Open MPI 5 with --with-ft=ulfm has them)";
 #endif
   return s;
 }

@@ -91,8 +91,7 @@ void MpiRmaTransport::fail_dead_reads(std::vector<Completion>& out) {
   for (const int r : mpi::translate_ranks(comm_.get(), mpi::failed_ranks(comm_.get()), origin_comm_.get())) {
     if (r == MPI_UNDEFINED || dead_[static_cast<std::size_t>(r)]) continue;
     dead_[static_cast<std::size_t>(r)] = true;
-    const double unix_s =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const double unix_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     Logger("mpi_rma").info("ULFM: rank " + std::to_string(r) + " of the job reported failed at " +
                            std::to_string(unix_s) + "; its reads go to other holders");
   }

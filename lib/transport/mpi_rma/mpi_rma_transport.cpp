@@ -99,7 +99,8 @@ MpiRmaTransport::MpiRmaTransport(MPI_Comm comm, std::string job_tag, std::uint64
   if (ft_) {
     pool_bytes_ = (pool_bytes + 4095) / 4096 * 4096;
     pool_memory_.reset(std::aligned_alloc(4096, pool_bytes_));
-    if (!pool_memory_) throw TransportError("mpi_rma: cannot allocate a pool of " + std::to_string(pool_bytes_) + " bytes");
+    if (!pool_memory_)
+      throw TransportError("mpi_rma: cannot allocate a pool of " + std::to_string(pool_bytes_) + " bytes");
     origin_comm_ = mpi::Comm::duplicate(comm);
     comm_ = mpi::Comm::duplicate(comm);
     const int size = comm_.size();
@@ -107,7 +108,8 @@ MpiRmaTransport::MpiRmaTransport(MPI_Comm comm, std::string job_tag, std::uint64
     dead_.assign(static_cast<std::size_t>(size), false);
     window_ = mpi::Window::create(comm_.get(), pool_memory_.get(), pool_bytes_);
     pool_.emplace(pool_memory_.get(), pool_bytes);
-    if (rank == 0) Logger("mpi_rma").info("ULFM mode: dead ranks are detected and the window is rebuilt on the survivors");
+    if (rank == 0)
+      Logger("mpi_rma").info("ULFM mode: dead ranks are detected and the window is rebuilt on the survivors");
   } else if (any_pooled) {
     void* base = nullptr;
     window_ = mpi::Window::allocate(comm, pool_bytes, &base);
@@ -283,7 +285,8 @@ void MpiRmaTransport::post(const ReadOp& op) {
       throw TransportError("mpi_rma endpoint '" + op.endpoint + "' names a rank outside this job");
     now = rank_of_[static_cast<std::size_t>(target)];
     if (now < 0 || dead_[static_cast<std::size_t>(target)]) {
-      failed_posts_.push_back(Completion{op.tag, false, "rank " + std::to_string(target) + " of the MPI job has failed"});
+      failed_posts_.push_back(
+          Completion{op.tag, false, "rank " + std::to_string(target) + " of the MPI job has failed"});
       return;
     }
   }

@@ -101,10 +101,10 @@ class MpiRmaTransport final : public Transport {
   std::mutex mu_;
   std::unique_ptr<void, FreeDeleter> pool_memory_;
   std::uint64_t pool_bytes_ = 0;
-  mpi::Comm origin_comm_;           // the job communicator as joined (endpoint numbering)
-  mpi::Comm comm_;                  // its live ranks now
-  std::vector<int> rank_of_;        // original rank -> rank in comm_, -1 if dead
-  std::vector<bool> dead_;          // original ranks known dead
+  mpi::Comm origin_comm_;                 // the job communicator as joined (endpoint numbering)
+  mpi::Comm comm_;                        // its live ranks now
+  std::vector<int> rank_of_;              // original rank -> rank in comm_, -1 if dead
+  std::vector<bool> dead_;                // original ranks known dead
   std::vector<Completion> failed_posts_;  // reads of dead ranks, reported by the next poll
   std::vector<mpi::Window> retired_windows_;
   std::vector<mpi::Comm> retired_comms_;
