@@ -6,7 +6,7 @@ set -euo pipefail
 
 usage() {
   cat <<'TXT'
-Usage: scripts/ci/ulfm-chroot.sh [CTEST_ARGS...]
+Usage: scripts/ci/ulfm-chroot.sh [--prepare | CTEST_ARGS...]
 
 Runs as root. Creates (once) a minimal Debian 13 chroot with debootstrap, installs the build
 dependencies in it, bind-mounts this source tree at /src, builds the MPI-facing targets in
@@ -15,6 +15,9 @@ dependencies in it, bind-mounts this source tree at /src, builds the MPI-facing 
 with mpirun --with-ft ulfm --mca pml ob1 --mca osc rdma (what works with ULFM, ARCHITECTURE.md §5).
 Idempotent: an existing chroot is reused (packages: ~10 s, compiler cache: ccache inside it);
 every mount is undone on exit, also on failure or Ctrl-C.
+
+  --prepare   only make the chroot and install its packages, then stop (.ci/run starts this
+              in the background while the main lane builds: it is mostly download time)
 
 Environment:
   TENSORHUB_ULFM_ROOT     chroot directory (default /var/cache/tensorhub/trixie-root)
@@ -27,7 +30,11 @@ Example:
   sudo scripts/ci/ulfm-chroot.sh -R ulfm -V       # only the ULFM kill test, verbose
 TXT
 }
-case "${1:-}" in -h | --help) usage; exit 0 ;; esac
+prepare_only=0
+case "${1:-}" in
+  -h | --help) usage; exit 0 ;;
+  --prepare) prepare_only=1; shift ;;
+esac
 
 die() { echo "ulfm-chroot: $*" >&2; exit 1; }
 ((EUID == 0)) || die "needs root (debootstrap, mount, chroot); run it with sudo"
@@ -82,13 +89,18 @@ cp /etc/hosts "$R/etc/hosts"  # the coordinator advertises this host name
 printf '#!/bin/sh\nexit 101\n' >"$R/usr/sbin/policy-rc.d"  # no daemons start in the chroot
 chmod +x "$R/usr/sbin/policy-rc.d"
 
-# 3. Packages (apt-get is quick when they are all there already).
+# 3. Packages (apt-get is quick when they are all there already; an install that was interrupted
+# is finished first).
 step "packages"
 # shellcheck disable=SC2086
 chroot "$R" env DEBIAN_FRONTEND=noninteractive bash -c \
-  "dpkg -s $(echo $PKGS) >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq --no-install-recommends $(echo $PKGS) >/dev/null; }" ||
+  "dpkg -s $(echo $PKGS) >/dev/null 2>&1 || { dpkg --configure -a && apt-get update -qq && apt-get install -y -qq --no-install-recommends $(echo $PKGS) >/dev/null; }" ||
   die "installing the build dependencies in the chroot failed"
 chroot "$R" ompi_info | grep -q "FT MPI support: yes" || die "the chroot's Open MPI has no ULFM (FT MPI support)"
+if ((prepare_only)); then
+  step "prepared (chroot and packages)"
+  exit 0
+fi
 
 # 4. Build and test inside. The source is read through the bind mount; the build folder and
 # the compiler cache stay in the chroot, so a second run only rebuilds what changed.

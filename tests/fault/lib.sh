@@ -3,6 +3,8 @@
 #   wait_line NAME RE SECS  waits until NAME.log matches RE (fails the test after SECS)
 #   wait_pins MODEL V SECS [NAME...]  the workers reading MODEL vV now (status --json); 1 if none
 #                           within SECS or once the processes NAME... have all exited
+#   wait_status SECS PY     polls `status --workers --json` until the Python expression PY
+#                           (over the list `ws` of workers) is true; 1 after SECS
 #   now                     unix time, seconds with ms
 #   cleanup                 SIGCONT + SIGKILL every spawned process and serve (trap EXIT)
 declare -A pids=()
@@ -71,6 +73,19 @@ print(' '.join(str(h['worker']) for m in j['models'] if m['model'] == '$model' f
     fi
   done
   echo "$busy"
+}
+
+# Polls the coordinator's worker list until PY holds (a lease expiry is seen by the
+# coordinator's sweep, not at a fixed time). Call it as `wait_status ... || fail ...`.
+wait_status() {
+  local end=$((SECONDS + $1)) py=$2
+  until "$bin" status --workers --json 2>/dev/null | python3 -c "
+import json, sys
+ws = json.load(sys.stdin)['workers']
+sys.exit(0 if ($py) else 1)" 2>/dev/null; do
+    ((SECONDS < end)) || return 1
+    sleep 0.1
+  done
 }
 
 # The worker id a spawned process registered as last (needs TENSORHUB_LOG=info).
