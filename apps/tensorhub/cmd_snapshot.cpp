@@ -68,7 +68,10 @@ int inspect(const Args& args) {
   Table t({"tensor", "dtype", "shape", "bytes", "chunks", "shard"});
   for (const auto& e : m.tensors) {
     std::string shape = "[";
-    for (std::size_t i = 0; i < e.spec.shape.size(); ++i) shape += (i ? "," : "") + std::to_string(e.spec.shape[i]);
+    for (std::size_t i = 0; i < e.spec.shape.size(); ++i) {
+      if (i > 0) shape += ',';
+      shape += std::to_string(e.spec.shape[i]);
+    }
     t.add({e.spec.name, std::string(dtype_name(e.spec.dtype)), shape + "]", format_bytes(e.spec.bytes()),
            std::to_string(e.num_chunks), std::to_string(e.shard)});
   }

@@ -121,8 +121,9 @@ cmake -S /src -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEAS
   { tail -n 30 $B.cmake.log; exit 1; }
 grep -E "TensorHub: (ULFM|MPI)" $B.cmake.log || true
 cmake --build $B -j "$JOBS" --target $TARGETS
-# The tests of the built targets: NAME or NAME_npN (tensorhub_cli is what the ulfm tests run).
-regex="^($(echo $TARGETS | tr " " "\n" | grep -vx tensorhub_cli | paste -sd"|"))(_np[0-9]+)?\$"
+# The tests of the built targets: NAME or NAME_npN, and ulfm_rank0_death (ulfm_holder_death
+# with rank 0 as the victim).
+regex="^($(echo $TARGETS ulfm_rank0_death | tr " " "\n" | paste -sd"|"))(_np[0-9]+)?\$"
 eval "ctest --test-dir $B --output-on-failure -R \"\$regex\" $CTEST_ARGS"
 '
 step "done"

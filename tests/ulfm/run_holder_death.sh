@@ -1,38 +1,63 @@
 #!/usr/bin/env bash
 # Runs ulfm_holder_death under mpirun --with-ft ulfm and checks what the survivors printed
 # (mpirun itself exits 0 even when a rank was killed). Prints "measured:" lines.
-# Usage: run_holder_death.sh BIN MPIEXEC [MPIEXEC FLAGS...]
+# Usage: run_holder_death.sh BIN VICTIM MPIEXEC [MPIEXEC FLAGS...]
+#   VICTIM 2: a relay dies; rank 0 runs the coordinator inside the job.
+#   VICTIM 0: rank 0 dies; the job uses a standalone coordinator (BIN --serve) via TENSORHUB_HUB.
 set -euo pipefail
 bin=$1
-shift
+victim=$2
+shift 2
+name=ulfm_holder_death
+((victim == 0)) && name=ulfm_rank0_death
 log=$(mktemp /tmp/th-ulfm.XXXXXX)
-trap 'rm -f "$log"' EXIT
+coord_pid=
+cleanup() {
+  [[ -n "$coord_pid" ]] && kill "$coord_pid" 2>/dev/null && wait "$coord_pid" 2>/dev/null
+  rm -f "$log" "$log.coord"
+}
+trap cleanup EXIT
 export TENSORHUB_LOG=${TENSORHUB_LOG:-info}
+mpi_env=(-x TENSORHUB_LOG)
+if ((victim == 0)); then
+  "$bin" --serve >"$log.coord" 2>&1 &
+  coord_pid=$!
+  for _ in $(seq 100); do grep -q "listening on" "$log.coord" && break; sleep 0.1; done
+  TENSORHUB_HUB=$(sed -n 's/.*listening on \([0-9.:]*\).*/\1/p' "$log.coord")
+  [[ -n "$TENSORHUB_HUB" ]] || { cat "$log.coord"; echo "FAIL: the standalone coordinator did not start"; exit 1; }
+  export TENSORHUB_HUB
+  mpi_env+=(-x TENSORHUB_HUB)
+fi
 rc=0
-timeout -k 5 150 "$@" -n 5 -x TENSORHUB_LOG "$bin" >"$log" 2>&1 || rc=$?
+timeout -k 5 150 "$@" -n 5 "${mpi_env[@]}" "$bin" --victim "$victim" >"$log" 2>&1 || rc=$?
 fail() {
   echo "FAIL: $*"
   grep -a -v -i "not tested for post-failure\|^--\|failure free\|failures may cause\|tested to operate\|fault tolerance\.\?$\|^$" "$log" | tail -n 60
   exit 1
 }
 ((rc != 124 && rc != 137)) || fail "the job did not finish within 150 s"
-grep -a -q "rank 2: serving .* SIGKILL at" "$log" || fail "rank 2 did not die while serving a read"
+grep -a -q "rank $victim: serving .* SIGKILL at" "$log" || fail "rank $victim did not die while serving a read"
 grep -a -q "FAIL" "$log" && fail "a rank failed"
-for r in 0 1 3 4; do grep -a -q "rank $r: done" "$log" || fail "rank $r did not finish"; done
+for r in 0 1 2 3 4; do
+  ((r == victim)) || grep -a -q "rank $r: done" "$log" || fail "rank $r did not finish"
+done
+if ((victim == 0)); then
+  kill -0 "$coord_pid" 2>/dev/null || fail "the standalone coordinator died"
+fi
 [[ $(grep -a -o "reader: v1 verified" "$log" | wc -l) -eq 2 ]] || fail "the readers of v1 did not both verify"
-[[ $(grep -a -o "after the failure: v[23] verified" "$log" | wc -l) -eq 6 ]] || fail "v2/v3 not pulled and verified by ranks 1, 3 and 4"
+[[ $(grep -a -o "after the failure: v[23] verified" "$log" | wc -l) -eq 6 ]] || fail "v2/v3 not pulled and verified by the 3 survivors that do not publish"
 reassigned=$(( $(sed -n 's/.*reader: v1 verified.*failed reads reassigned: \([0-9]*\).*/\1/p' "$log" | paste -sd+) ))
 ((reassigned > 0)) || fail "no read of the dead rank was reassigned (the kill missed the pulls)"
 kill_t=$(sed -n 's/.*SIGKILL at \([0-9.]*\).*/\1/p' "$log" | head -1)
-detect_t=$(sed -n 's/.*ULFM: rank 2 .*reported failed at \([0-9.]*\).*/\1/p' "$log" | sort -n | head -1)
+detect_t=$(sed -n "s/.*ULFM: rank $victim .*reported failed at \([0-9.]*\).*/\1/p" "$log" | sort -n | head -1)
 [[ -n "$detect_t" ]] || fail "no rank logged the failure"
 # (Counted per match, not per line: the ranks' log lines may interleave.)
 repairs=$(grep -a -o "survivors shrank the job communicator to 4 ranks" "$log" | wc -l)
 ((repairs == 4)) || fail "$repairs of 4 survivors rebuilt their window on the shrunk communicator"
 echo "measured: first read failure seen $(python3 -c "print(f'{($detect_t - $kill_t) * 1e3:.0f}')") ms after the kill;" \
-  "$reassigned failed reads reassigned; v1 read by both readers, v2 and v3 by ranks 1, 3 and 4, all verified"
+  "$reassigned failed reads reassigned; v1 read by both readers, v2 and v3 by the 3 other survivors, all verified"
 shrink=$(grep -a -o "to 4 ranks in [0-9.]* ms" "$log" | sed 's/to 4 ranks in \([0-9.]*\) ms/\1/' | sort -n | paste -sd' ')
 window=$(grep -a -o "rebuilt the window in [0-9.]* ms" "$log" | sed 's/[^0-9.]*\([0-9.]*\) ms/\1/' | sort -n | paste -sd' ')
 echo "measured: shrink of the job communicator per survivor (ms): $shrink"
 echo "measured: new window over the same pool per survivor (ms): $window"
-echo "ulfm_holder_death: ok"
+echo "$name: ok"

@@ -1,21 +1,31 @@
 // A holder rank killed (SIGKILL) mid-pull in an MPI job running with ULFM (mpirun --with-ft ulfm),
-// over the mpi_rma transport. 5 ranks: 0 runs the coordinator and publishes; 1 and 2 pull v1 and
-// relay it; 3 and 4 read v1 slowly, and rank 2 kills itself while it serves them. The survivors
-// must then see the failure, reassign its reads, shrink the job communicator and rebuild the
-// window, and go on: v2 and v3 are published and pulled over the repaired window. Every pulled
-// word is checked against the (version, tensor, index) pattern and every chunk by xxHash64.
+// over the mpi_rma transport. 5 ranks: one publishes v1, two pull it and relay it, and ranks 3
+// and 4 read it slowly while the victim relay kills itself serving them. The survivors must then
+// see the failure, reassign its reads, shrink the job communicator and rebuild the window, and go
+// on: v2 and v3 are published and pulled over the repaired window. Every pulled word is checked
+// against the (version, tensor, index) pattern and every chunk by xxHash64.
+//   ulfm_holder_death [--victim 2]  rank 0 runs the coordinator and publishes; relays 1 and 2
+//   ulfm_holder_death --victim 0    rank 0 itself dies: the coordinator must be a standalone one
+//                                   (TENSORHUB_HUB); rank 1 publishes, relays 0 and 2
+//   ulfm_holder_death --serve       no MPI: a standalone coordinator on 127.0.0.1, any free port
+//                                   ("listening on 127.0.0.1:PORT"), until SIGTERM
 // mpirun exits 0 even when a rank was killed: run_holder_death.sh checks the survivors' lines.
 #include <mpi.h>
+#include <pthread.h>
 #include <signal.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "../mpi/pattern.hpp"
+#include "tensorhub/coord/coordinator.hpp"
+#include "tensorhub/coord/grpc_server.hpp"
 #include "tensorhub/hub.hpp"
 #include "tensorhub/mpi/mpi.hpp"
 #include "tensorhub/mpi/ulfm.hpp"
@@ -23,7 +33,19 @@
 namespace tensorhub {
 namespace {
 
-constexpr int kVictim = 2;
+// Who does what, for a given victim (a relay of v1 that dies while serving it).
+struct Roles {
+  int victim = 2;
+  int publisher = 0;
+  int relay = 1;  // the relay that survives
+  bool reader(int rank) const { return rank >= 3; }
+};
+
+Roles roles_for(int victim) {
+  if (victim == 0) return Roles{0, 1, 2};
+  if (victim == 2) return Roles{2, 0, 1};
+  throw UserError("--victim must be 0 or 2");
+}
 constexpr std::size_t kTensors = 8;
 constexpr std::uint64_t kTensorBytes = 8ull << 20;  // 64 MiB per version
 
@@ -66,10 +88,12 @@ std::string pull_and_check(Hub& hub, test::Buffers& b, std::uint64_t v, bool slo
          ", at " + std::to_string(unix_now());
 }
 
-int run(int rank, int size) {
+int run(int rank, int size, const Roles& who) {
   if (size != 5) throw UserError("run with 5 ranks");
   const auto support = mpi::ulfm_support();
   if (!support.enabled) throw UserError(support.detail);
+  if (who.victim == 0 && std::getenv("TENSORHUB_HUB") == nullptr)
+    throw UserError("--victim 0 needs a standalone coordinator in TENSORHUB_HUB (rank 0 would take it along)");
   HubOptions opt;
   opt.pool_bytes = 4 * kTensors * kTensorBytes;
   opt.chunk_bytes = 1ull << 20;
@@ -77,23 +101,23 @@ int run(int rank, int size) {
   opt.inflight = 2;
   auto hub = Hub::join(MPI_COMM_WORLD, opt);
   // Survivors synchronise on their own communicator with agree (fault-aware); plain MPI
-  // collectives on MPI_COMM_WORLD would fail once rank 2 is gone.
+  // collectives on MPI_COMM_WORLD would fail once the victim is gone.
   auto sync = mpi::Comm::duplicate(MPI_COMM_WORLD);
   std::vector<std::unique_ptr<test::Buffers>> versions;
   auto buffers = std::make_unique<test::Buffers>(*hub, kTensors, kTensorBytes);
-  if (rank == 0) {
+  if (rank == who.publisher) {
     buffers->fill(1);
     hub->publish("policy", 1, buffers->tensors);
     say(rank, "published v1");
   }
   mpi::sleepy_barrier(MPI_COMM_WORLD);
-  if (rank == 1 || rank == kVictim) say(rank, "relay: " + pull_and_check(*hub, *buffers, 1, false));
+  if (rank == who.relay || rank == who.victim) say(rank, "relay: " + pull_and_check(*hub, *buffers, 1, false));
   mpi::sleepy_barrier(MPI_COMM_WORLD);
-  if (rank == kVictim) die_while_serving(*hub, rank);
-  if (rank >= 3) say(rank, "reader: " + pull_and_check(*hub, *buffers, 1, true));
+  if (rank == who.victim) die_while_serving(*hub, rank);
+  if (who.reader(rank)) say(rank, "reader: " + pull_and_check(*hub, *buffers, 1, true));
   mpi::survivors_barrier(sync.get());
   for (std::uint64_t v = 2; v <= 3; ++v) {
-    if (rank == 0) {
+    if (rank == who.publisher) {
       versions.push_back(std::move(buffers));
       buffers = std::make_unique<test::Buffers>(*hub, kTensors, kTensorBytes);
       buffers->fill(v);
@@ -102,7 +126,7 @@ int run(int rank, int size) {
       say(rank, "published v" + std::to_string(v) + ", unpublished v" + std::to_string(v - 1));
     }
     mpi::survivors_barrier(sync.get());
-    if (rank != 0) say(rank, "after the failure: " + pull_and_check(*hub, *buffers, v, false));
+    if (rank != who.publisher) say(rank, "after the failure: " + pull_and_check(*hub, *buffers, v, false));
     mpi::survivors_barrier(sync.get());
   }
   say(rank, "done");
@@ -110,10 +134,35 @@ int run(int rank, int size) {
   return 0;
 }
 
+// --serve: the standalone coordinator that --victim 0 needs (no MPI in this process).
+int serve() {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);  // every thread, gRPC's included
+  coord::Coordinator coordinator(coord::CoordinatorConfig{});
+  coord::GrpcServer server(coordinator, "127.0.0.1:0");
+  std::printf("listening on %s\n", server.address_for("127.0.0.1").c_str());
+  std::fflush(stdout);
+  int sig = 0;
+  sigwait(&stop, &sig);
+  server.shutdown();
+  return 0;
+}
+
 }  // namespace
 }  // namespace tensorhub
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--serve") == 0) {
+    try {
+      return tensorhub::serve();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ulfm_holder_death --serve: %s\n", e.what());
+      return 1;
+    }
+  }
   tensorhub::mpi::Environment env(&argc, &argv);
   int rank = 0;
   int size = 0;
@@ -121,7 +170,13 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int rc = 0;
   try {
-    rc = tensorhub::run(rank, size);
+    int victim = 2;
+    if (argc == 3 && std::strcmp(argv[1], "--victim") == 0) {
+      victim = std::atoi(argv[2]);
+    } else if (argc != 1) {
+      throw tensorhub::UserError("usage: ulfm_holder_death [--victim 0|2] | --serve");
+    }
+    rc = tensorhub::run(rank, size, tensorhub::roles_for(victim));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rank %d: FAIL: %s\n", rank, e.what());
     rc = 1;
