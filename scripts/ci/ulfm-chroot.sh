@@ -24,6 +24,8 @@ Environment:
   TENSORHUB_ULFM_MIRROR   Debian mirror (default http://deb.debian.org/debian)
   TENSORHUB_ULFM_TARGETS  targets to build (default: the mpi and ulfm tests)
   JOBS                    parallel build jobs (default: nproc)
+  ULFM_*                  passed to the tests (tests/ulfm/run_holder_death.sh: ULFM_KEEP_LOG,
+                          ULFM_DETECTOR_PERIOD, ULFM_DETECTOR_TIMEOUT)
 
 Example:
   sudo scripts/ci/ulfm-chroot.sh                  # the whole lane
@@ -106,7 +108,9 @@ fi
 # the compiler cache stay in the chroot, so a second run only rebuilds what changed.
 step "build and test: $TARGETS $*"
 ctest_args=$(printf '%q ' "$@")
-chroot "$R" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root TERM=dumb JOBS="$JOBS" TARGETS="$TARGETS" \
+pass=()  # ULFM_* settings of the ulfm tests (run_holder_death.sh) go through
+for v in $(compgen -v ULFM_ || true); do pass+=("$v=${!v}"); done
+chroot "$R" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root TERM=dumb JOBS="$JOBS" TARGETS="$TARGETS" "${pass[@]}" \
   CTEST_ARGS="$ctest_args" bash -c '
 set -euo pipefail
 export CCACHE_DIR=/var/cache/ccache
@@ -121,9 +125,9 @@ cmake -S /src -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEAS
   { tail -n 30 $B.cmake.log; exit 1; }
 grep -E "TensorHub: (ULFM|MPI)" $B.cmake.log || true
 cmake --build $B -j "$JOBS" --target $TARGETS
-# The tests of the built targets: NAME or NAME_npN, and ulfm_rank0_death (ulfm_holder_death
-# with rank 0 as the victim).
-regex="^($(echo $TARGETS ulfm_rank0_death | tr " " "\n" | paste -sd"|"))(_np[0-9]+)?\$"
+# The tests of the built targets: NAME or NAME_npN, and ulfm_rank0_death and ulfm_rank_hang
+# (ulfm_holder_death with rank 0 as the victim, and with a hung victim).
+regex="^($(echo $TARGETS ulfm_rank0_death ulfm_rank_hang | tr " " "\n" | paste -sd"|"))(_np[0-9]+)?\$"
 eval "ctest --test-dir $B --output-on-failure -R \"\$regex\" $CTEST_ARGS"
 '
 step "done"

@@ -7,12 +7,15 @@
 //   ulfm_holder_death [--victim 2]  rank 0 runs the coordinator and publishes; relays 1 and 2
 //   ulfm_holder_death --victim 0    rank 0 itself dies: the coordinator must be a standalone one
 //                                   (TENSORHUB_HUB); rank 1 publishes, relays 0 and 2
+//   ulfm_holder_death --hang        the victim hangs (SIGSTOP) instead of dying: it is seen only
+//                                   with Open MPI's failure detector (run_holder_death.sh 2 hang)
 //   ulfm_holder_death --serve       no MPI: a standalone coordinator on 127.0.0.1, any free port
 //                                   ("listening on 127.0.0.1:PORT"), until SIGTERM
 // mpirun exits 0 even when a rank was killed: run_holder_death.sh checks the survivors' lines.
 #include <mpi.h>
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -37,13 +40,15 @@ namespace {
 struct Roles {
   int victim = 2;
   int publisher = 0;
-  int relay = 1;  // the relay that survives
+  int relay = 1;         // the relay that survives
+  int signal = SIGKILL;  // SIGSTOP (--hang): the victim hangs instead; the runner kills it at the end
   bool reader(int rank) const { return rank >= 3; }
 };
 
-Roles roles_for(int victim) {
-  if (victim == 0) return Roles{0, 1, 2};
-  if (victim == 2) return Roles{2, 0, 1};
+Roles roles_for(int victim, bool hang) {
+  const int signal = hang ? SIGSTOP : SIGKILL;
+  if (victim == 0) return Roles{0, 1, 2, signal};
+  if (victim == 2) return Roles{2, 0, 1, signal};
   throw UserError("--victim must be 0 or 2");
 }
 constexpr std::size_t kTensors = 8;
@@ -56,15 +61,20 @@ void say(int rank, const std::string& line) {
   std::fflush(stdout);
 }
 
-// Rank 2: waits until it serves a read of v1, then dies at once (no cleanup, like kill -9).
-void die_while_serving(Hub& hub, int rank) {
+// The victim: waits until it serves a read of v1, then dies at once (SIGKILL: no cleanup, like
+// kill -9) or hangs (SIGSTOP: alive but silent; only a failure detector can tell).
+void die_while_serving(Hub& hub, int rank, int signal) {
+  const char* name = signal == SIGSTOP ? "SIGSTOP" : "SIGKILL";
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < end) {
     for (const auto& m : hub.status()) {
       for (const auto& v : m.versions) {
         for (const auto& h : v.holder_list) {
           if (v.version == 1 && h.rank == rank && h.pins > 0) {
-            say(rank, "serving " + std::to_string(h.pins) + " read(s) of v1: SIGKILL at " + std::to_string(unix_now()));
+            say(rank, "serving " + std::to_string(h.pins) + " read(s) of v1: " + name + " at " +
+                          std::to_string(unix_now()) + " (pid " + std::to_string(getpid()) + ")");
+            raise(signal);
+            say(rank, "FAIL: resumed after the signal");
             raise(SIGKILL);
           }
         }
@@ -113,7 +123,7 @@ int run(int rank, int size, const Roles& who) {
   mpi::sleepy_barrier(MPI_COMM_WORLD);
   if (rank == who.relay || rank == who.victim) say(rank, "relay: " + pull_and_check(*hub, *buffers, 1, false));
   mpi::sleepy_barrier(MPI_COMM_WORLD);
-  if (rank == who.victim) die_while_serving(*hub, rank);
+  if (rank == who.victim) die_while_serving(*hub, rank, who.signal);
   if (who.reader(rank)) say(rank, "reader: " + pull_and_check(*hub, *buffers, 1, true));
   mpi::survivors_barrier(sync.get());
   for (std::uint64_t v = 2; v <= 3; ++v) {
@@ -171,12 +181,17 @@ int main(int argc, char** argv) {
   int rc = 0;
   try {
     int victim = 2;
-    if (argc == 3 && std::strcmp(argv[1], "--victim") == 0) {
-      victim = std::atoi(argv[2]);
-    } else if (argc != 1) {
-      throw tensorhub::UserError("usage: ulfm_holder_death [--victim 0|2] | --serve");
+    bool hang = false;
+    for (int i = 1; i < argc; ++i) {
+      if (std::strcmp(argv[i], "--victim") == 0 && i + 1 < argc) {
+        victim = std::atoi(argv[++i]);
+      } else if (std::strcmp(argv[i], "--hang") == 0) {
+        hang = true;
+      } else {
+        throw tensorhub::UserError("usage: ulfm_holder_death [--victim 0|2] [--hang] | --serve");
+      }
     }
-    rc = tensorhub::run(rank, size, tensorhub::roles_for(victim));
+    rc = tensorhub::run(rank, size, tensorhub::roles_for(victim, hang));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rank %d: FAIL: %s\n", rank, e.what());
     rc = 1;

@@ -58,15 +58,14 @@ void MpiRmaTransport::repair() {
   std::vector<int> all(rank_of_.size());
   for (std::size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int>(r);
   const auto now_rank = mpi::translate_ranks(origin_comm_.get(), all, next.get());
-  std::vector<int> gone;
+  std::vector<int> gone;  // left out by this shrink (its own poll may have seen them first)
   {
     std::lock_guard lock(mu_);
     for (std::size_t r = 0; r < now_rank.size(); ++r) {
-      rank_of_[r] = now_rank[r] == MPI_UNDEFINED ? -1 : now_rank[r];
-      if (rank_of_[r] < 0) {
-        if (!dead_[r]) gone.push_back(static_cast<int>(r));
-        dead_[r] = true;
-      }
+      const int rank = now_rank[r] == MPI_UNDEFINED ? -1 : now_rank[r];
+      if (rank < 0 && rank_of_[r] >= 0) gone.push_back(static_cast<int>(r));
+      rank_of_[r] = rank;
+      if (rank < 0) dead_[r] = true;
     }
     // Reads posted on the old window keep going (a live target still answers them); reads of
     // the dead ranks are failed by the next poll.
@@ -75,7 +74,8 @@ void MpiRmaTransport::repair() {
     retired_comms_.push_back(std::move(comm_));
     comm_ = std::move(next);
   }
-  Logger("mpi_rma").info("ULFM: rank(s) " + join_ranks(gone.empty() ? failed : gone) +
+  if (gone.empty()) gone = failed;
+  Logger("mpi_rma").info("ULFM: rank(s) " + (gone.empty() ? std::string("?") : join_ranks(gone)) +
                          " of the job failed; survivors shrank the job communicator to " +
                          std::to_string(comm_.size()) + " ranks in " + std::to_string(shrink_ms) +
                          " ms and rebuilt the window in " + std::to_string(window_ms) + " ms");
