@@ -7,7 +7,7 @@
 #   VICTIM 2:hang: the relay hangs (SIGSTOP) instead; Open MPI's heartbeat failure detector is
 #     turned on (period ULFM_DETECTOR_PERIOD s, default 0.5; timeout ULFM_DETECTOR_TIMEOUT s,
 #     default 2), and the stopped process is killed only once the survivors are done.
-# ULFM_KEEP_LOG=FILE keeps the job's output there.
+# ULFM_KEEP_LOG=FILE keeps the job's output in FILE.PID (one file per run).
 set -euo pipefail
 bin=$1
 victim=${2%%:*}
@@ -22,7 +22,7 @@ if [[ "$mode" == :hang ]]; then
   victim_args+=(--hang)
   period=${ULFM_DETECTOR_PERIOD:-0.5}
   timeout_s=${ULFM_DETECTOR_TIMEOUT:-2}
-  detector=(--mca mpi_ft_detector true --mca mpi_ft_detector_thread true
+  detector=(--mca mpi_ft_detector true --mca mpi_ft_detector_thread "${ULFM_DETECTOR_THREAD:-false}"
     --mca mpi_ft_detector_period "$period" --mca mpi_ft_detector_timeout "$timeout_s")
   # MPI_Finalize does not return while the hung process lives (open-mpi/ompi#11404): 3 s, not 10.
   export TENSORHUB_FINALIZE_TIMEOUT_S=${TENSORHUB_FINALIZE_TIMEOUT_S:-3}
@@ -31,7 +31,7 @@ log=$(mktemp /tmp/th-ulfm.XXXXXX)
 coord_pid=
 cleanup() {
   [[ -n "$coord_pid" ]] && kill "$coord_pid" 2>/dev/null && wait "$coord_pid" 2>/dev/null
-  [[ -n "${ULFM_KEEP_LOG:-}" ]] && cp "$log" "$ULFM_KEEP_LOG"
+  [[ -n "${ULFM_KEEP_LOG:-}" ]] && cp "$log" "$ULFM_KEEP_LOG.$$"
   rm -f "$log" "$log.coord"
 }
 trap cleanup EXIT

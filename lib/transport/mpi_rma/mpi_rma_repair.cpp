@@ -38,6 +38,14 @@ bool MpiRmaTransport::failure_pending() {
   return !mpi::failed_ranks(comm_.get()).empty() || mpi::is_revoked(comm_.get());
 }
 
+void MpiRmaTransport::mark_dead(int rank) {
+  if (rank == MPI_UNDEFINED || dead_[static_cast<std::size_t>(rank)]) return;
+  dead_[static_cast<std::size_t>(rank)] = true;
+  const double unix_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  Logger("mpi_rma").info("ULFM: rank " + std::to_string(rank) + " of the job reported failed at " +
+                         std::to_string(unix_s) + "; its reads go to other holders");
+}
+
 void MpiRmaTransport::repair() {
   const auto t0 = std::chrono::steady_clock::now();
   MPI_Comm old = MPI_COMM_NULL;
@@ -46,6 +54,7 @@ void MpiRmaTransport::repair() {
     std::lock_guard lock(mu_);
     old = comm_.get();
     failed = mpi::translate_ranks(old, mpi::failed_ranks(old), origin_comm_.get());
+    for (const int r : failed) mark_dead(r);  // whichever thread sees a failure first says so
   }
   // Collectives over the survivors, without mu_: the pulling thread keeps polling meanwhile.
   if (!mpi::is_revoked(old)) mpi::revoke(old);
@@ -65,7 +74,7 @@ void MpiRmaTransport::repair() {
       const int rank = now_rank[r] == MPI_UNDEFINED ? -1 : now_rank[r];
       if (rank < 0 && rank_of_[r] >= 0) gone.push_back(static_cast<int>(r));
       rank_of_[r] = rank;
-      if (rank < 0) dead_[r] = true;
+      if (rank < 0) mark_dead(static_cast<int>(r));
     }
     // Reads posted on the old window keep going (a live target still answers them); reads of
     // the dead ranks are failed by the next poll.
@@ -88,13 +97,8 @@ void MpiRmaTransport::fail_dead_reads(std::vector<Completion>& out) {
   const auto now = std::chrono::steady_clock::now();
   if (now < next_check_) return;
   next_check_ = now + std::chrono::milliseconds(1);
-  for (const int r : mpi::translate_ranks(comm_.get(), mpi::failed_ranks(comm_.get()), origin_comm_.get())) {
-    if (r == MPI_UNDEFINED || dead_[static_cast<std::size_t>(r)]) continue;
-    dead_[static_cast<std::size_t>(r)] = true;
-    const double unix_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    Logger("mpi_rma").info("ULFM: rank " + std::to_string(r) + " of the job reported failed at " +
-                           std::to_string(unix_s) + "; its reads go to other holders");
-  }
+  for (const int r : mpi::translate_ranks(comm_.get(), mpi::failed_ranks(comm_.get()), origin_comm_.get()))
+    mark_dead(r);
   for (std::size_t i = 0; i < requests_.size(); ++i) {
     const int t = targets_[i];
     if (!dead_[static_cast<std::size_t>(t)]) continue;

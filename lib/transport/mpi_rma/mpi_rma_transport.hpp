@@ -82,6 +82,7 @@ class MpiRmaTransport final : public Transport {
   bool failure_pending();
   void repair();
   void fail_dead_reads(std::vector<Completion>& out);
+  void mark_dead(int rank);  // caller holds mu_; logs the first time a rank is known dead
   // Drops the requests set to MPI_REQUEST_NULL (with their tags and targets).
   void compact_requests();
 
