@@ -23,6 +23,8 @@ Environment:
   TENSORHUB_ULFM_ROOT     chroot directory (default /var/cache/tensorhub/trixie-root)
   TENSORHUB_ULFM_MIRROR   Debian mirror (default http://deb.debian.org/debian)
   TENSORHUB_ULFM_TARGETS  targets to build (default: the mpi and ulfm tests)
+  TENSORHUB_ULFM_SANITIZE address, undefined or address,undefined: a sanitizer build (in its own
+                          folder; not part of .ci/run)
   JOBS                    parallel build jobs (default: nproc)
   ULFM_*                  passed to the tests (tests/ulfm/run_holder_death.sh: ULFM_KEEP_LOG,
                           ULFM_DETECTOR_PERIOD, ULFM_DETECTOR_TIMEOUT)
@@ -110,15 +112,26 @@ step "build and test: $TARGETS $*"
 ctest_args=$(printf '%q ' "$@")
 pass=()  # ULFM_* settings of the ulfm tests (run_holder_death.sh) go through
 for v in $(compgen -v ULFM_ || true); do pass+=("$v=${!v}"); done
+SANITIZE=${TENSORHUB_ULFM_SANITIZE:-}
+case "$SANITIZE" in
+  "" | address | undefined | address,undefined) ;;
+  *) die "TENSORHUB_ULFM_SANITIZE must be address, undefined or address,undefined (got '$SANITIZE')" ;;
+esac
 chroot "$R" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root TERM=dumb JOBS="$JOBS" TARGETS="$TARGETS" "${pass[@]}" \
-  CTEST_ARGS="$ctest_args" bash -c '
+  SANITIZE="$SANITIZE" CTEST_ARGS="$ctest_args" bash -c '
 set -euo pipefail
 export CCACHE_DIR=/var/cache/ccache
 export PRTE_ALLOW_RUN_AS_ROOT=1 PRTE_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_tcp_if_include=lo PMIX_MCA_ptl_tcp_if_include=lo
 B=/var/tmp/tensorhub-ulfm
-cmake -S /src -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g0 -DNDEBUG" \
+flags="-O1 -g0 -DNDEBUG"
+if [[ -n "$SANITIZE" ]]; then  # its own build folder; line tables for the reports
+  B=$B-${SANITIZE/,/-}
+  flags="-O1 -g1 -DNDEBUG"
+  export ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
+cmake -S /src -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="$flags" -DTENSORHUB_SANITIZE="$SANITIZE" \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DTENSORHUB_WERROR=ON -DTENSORHUB_BUILD_TESTS=ON \
   -DTENSORHUB_BUILD_BENCH_TOOLS=OFF -DTENSORHUB_REQUIRE_ULFM=ON \
   "-DTENSORHUB_MPIEXEC_PREFLAGS=--oversubscribe;--with-ft;ulfm;--mca;pml;ob1;--mca;osc;rdma" >$B.cmake.log 2>&1 ||
