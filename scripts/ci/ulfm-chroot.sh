@@ -21,7 +21,7 @@ every mount is undone on exit, also on failure or Ctrl-C.
 
 Environment:
   TENSORHUB_ULFM_ROOT     chroot directory (default /var/cache/tensorhub/trixie-root)
-  TENSORHUB_ULFM_MIRROR   Debian mirror (default http://deb.debian.org/debian)
+  TENSORHUB_ULFM_MIRROR   Debian mirror (default: the host apt's, else http://deb.debian.org/debian)
   TENSORHUB_ULFM_TARGETS  targets to build (default: the mpi and ulfm tests)
   TENSORHUB_ULFM_SANITIZE address, undefined or address,undefined: a sanitizer build (in its own
                           folder; not part of .ci/run)
@@ -45,7 +45,10 @@ die() { echo "ulfm-chroot: $*" >&2; exit 1; }
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 R=${TENSORHUB_ULFM_ROOT:-/var/cache/tensorhub/trixie-root}
-MIRROR=${TENSORHUB_ULFM_MIRROR:-http://deb.debian.org/debian}
+# The Debian mirror: the one the host's apt uses (this machine may reach only that), else deb.debian.org.
+host_mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list 2>/dev/null |
+  grep -v '^[[:space:]]*#' | grep -oE '(https?|file)://[^ ]*/debian/?( |$)' | head -1 | tr -d ' ' || true)
+MIRROR=${TENSORHUB_ULFM_MIRROR:-${host_mirror:-http://deb.debian.org/debian}}
 TARGETS=${TENSORHUB_ULFM_TARGETS:-test_hub test_consistency test_retention test_ulfm_api ulfm_holder_death}
 JOBS=${JOBS:-$(nproc)}
 PKGS="g++ cmake ninja-build ccache pkg-config python3 procps libopenmpi-dev openmpi-bin libucx-dev
