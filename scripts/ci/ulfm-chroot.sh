@@ -27,7 +27,7 @@ Environment:
                           folder; not part of .ci/run)
   JOBS                    parallel build jobs (default: nproc)
   ULFM_*                  passed to the tests (tests/ulfm/run_holder_death.sh: ULFM_KEEP_LOG,
-                          ULFM_DETECTOR_PERIOD, ULFM_DETECTOR_TIMEOUT)
+                          ULFM_DETECTOR_PERIOD, ULFM_DETECTOR_TIMEOUT, ULFM_DETECTOR_THREAD)
 
 Example:
   sudo scripts/ci/ulfm-chroot.sh                  # the whole lane

@@ -6,7 +6,9 @@
 #   VICTIM 0: rank 0 dies; the job uses a standalone coordinator (BIN --serve) via TENSORHUB_HUB.
 #   VICTIM 2:hang: the relay hangs (SIGSTOP) instead; Open MPI's heartbeat failure detector is
 #     turned on (period ULFM_DETECTOR_PERIOD s, default 0.5; timeout ULFM_DETECTOR_TIMEOUT s,
-#     default 2), and the stopped process is killed only once the survivors are done.
+#     default 2), and the stopped process is killed only once the survivors are done. The
+#     detector's own thread stays off (ULFM_DETECTOR_THREAD=true turns it on: with it, 2 runs
+#     of 11 here lost a rank to a segfault inside Open MPI at start-up).
 # ULFM_KEEP_LOG=FILE keeps the job's output in FILE.PID (one file per run).
 set -euo pipefail
 bin=$1
