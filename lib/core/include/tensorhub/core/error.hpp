@@ -7,6 +7,7 @@
 //   TransportError    a data-plane or control-plane operation failed; retry elsewhere.
 //   TimeoutError      a TransportError whose deadline expired.
 //   ChecksumError     bytes read do not match the manifest; names tensor and chunk.
+//   HubClosed         a UserError: the hub was closed (Hub::close); no call may follow.
 //   ContractViolation an internal invariant broke: a bug in TensorHub.
 #pragma once
 
@@ -43,6 +44,12 @@ class OffloadRequired : public UserError {
 class UnknownWorker : public NotFoundError {
  public:
   using NotFoundError::NotFoundError;
+};
+
+// A call on a hub after Hub::close() (or after it was abandoned).
+class HubClosed : public UserError {
+ public:
+  using UserError::UserError;
 };
 
 class TransportError : public Error {

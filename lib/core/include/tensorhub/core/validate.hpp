@@ -1,0 +1,21 @@
+// Validation of names that cross process boundaries (model, tensor, group names): one function,
+// used by the hub before it sends anything and by the coordinator on what it receives, so that
+// every rank and every client sees the same error for the same bad input.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace tensorhub {
+
+// Longest name accepted (bytes).
+constexpr std::size_t kMaxNameBytes = 1024;
+
+// True if `text` is well-formed UTF-8 (no overlong forms, no surrogates, at most U+10FFFF).
+bool is_valid_utf8(std::string_view text);
+
+// Throws UserError("<what> ...") unless `name` is non-empty, at most kMaxNameBytes, valid UTF-8
+// and free of control characters (U+0000-U+001F, U+007F). `what` is e.g. "model name".
+void validate_name(std::string_view what, std::string_view name);
+
+}  // namespace tensorhub
