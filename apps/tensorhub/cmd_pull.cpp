@@ -249,8 +249,8 @@ void add_pull_options(po::options_description& desc, PullConfig& c, bool full) {
         "seconds to sleep between pulls (a rollout generating)")(
         "keep-going", po::bool_switch(&c.keep_going),
         "with --follow: a pull that fails (its holders died, coordinator unreachable) is reported and the "
-        "next version is pulled")(
-        "hold", po::value(&c.hold)->default_value(c.hold), "seconds to keep relaying after the last pull")(
+        "next version is pulled")("hold", po::value(&c.hold)->default_value(c.hold),
+                                  "seconds to keep relaying after the last pull")(
         "group", po::bool_switch(&c.group), "all pull ranks form one reading group and split the tensors")(
         "no-verify", po::bool_switch(), "skip checksum verification (relays still verify)")(
         "no-relay", po::bool_switch(), "do not serve what was pulled to later readers")(

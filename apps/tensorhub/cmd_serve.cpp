@@ -3,11 +3,11 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <boost/program_options.hpp>
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <cstdio>
-#include <memory>
 #include <iostream>
+#include <memory>
 
 #include "commands.hpp"
 #include "options.hpp"
@@ -70,8 +70,7 @@ int cmd_serve(const Args& args) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   std::printf("tensorhub coordinator listening on %s (pid %d, lease %lld ms%s)\n", server.address_for(host).c_str(),
-              getpid(), static_cast<long long>(lease_ms),
-              watch ? (", standby of " + standby.primary).c_str() : "");
+              getpid(), static_cast<long long>(lease_ms), watch ? (", standby of " + standby.primary).c_str() : "");
   std::fflush(stdout);
   int sig = 0;
   sigwait(&stop, &sig);

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 using test::Buffers;
 
 constexpr std::uint64_t kTensorBytes = (3 << 20) + 4096;  // with a 1 MiB chunk: 4 chunks, the last partial
-constexpr std::size_t kTensors = 2;                     // per publisher
+constexpr std::size_t kTensors = 2;                       // per publisher
 
 int world_rank() {
   int r = 0;

@@ -146,7 +146,8 @@ TEST(CoordinatorSnapshot, AttachAcceptsADifferentShardLayout) {
     const auto& e = m.tensors[idx];
     one.tensors.push_back(e.spec);
     one.checksums.emplace_back();
-    for (std::uint32_t k = 0; k < e.num_chunks; ++k) one.checksums.back().push_back(m.chunks[e.first_chunk + k].checksum);
+    for (std::uint32_t k = 0; k < e.num_chunks; ++k)
+      one.checksums.back().push_back(m.chunks[e.first_chunk + k].checksum);
   }
   const auto file = assemble_manifest("m", 1, kChunk, {one});
   ASSERT_NE(file, m);
@@ -222,7 +223,7 @@ TEST(CoordinatorSnapshot, OffloadLeaseGoesToTheFirstAskerOthersWait) {
   l = c.begin_offload(r0, "m", 1);
   EXPECT_EQ(l.state, OffloadState::kWait);
   EXPECT_EQ(l.holder, r1);
-  EXPECT_EQ(c.begin_offload(r1, "m", 1).state, OffloadState::kWrite);   // asking again keeps it
+  EXPECT_EQ(c.begin_offload(r1, "m", 1).state, OffloadState::kWrite);    // asking again keeps it
   EXPECT_EQ(c.begin_offload(other, "m", 1).state, OffloadState::kDone);  // not a holder
   EXPECT_THROW(c.begin_offload(r0, "m", 9), NotFoundError);
 

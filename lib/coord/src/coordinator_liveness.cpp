@@ -15,9 +15,9 @@ namespace {
 constexpr std::size_t kMaxDeparted = 64;
 
 std::uint64_t ms_since(std::chrono::steady_clock::time_point then, std::chrono::steady_clock::time_point now) {
-  return now > then ? static_cast<std::uint64_t>(
-                          std::chrono::duration_cast<std::chrono::milliseconds>(now - then).count())
-                    : 0;
+  return now > then
+             ? static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(now - then).count())
+             : 0;
 }
 
 }  // namespace

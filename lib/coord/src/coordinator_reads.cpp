@@ -132,7 +132,8 @@ void Coordinator::complete(const CompleteRequest& r) {
     if (h == nullptr && !workers_.count(res.holder)) continue;  // declared dead meanwhile: pins went with it
     if (h == nullptr) throw ContractViolation("complete() for a read that was not assigned");
     const auto pin = h->pinned_by.find(r.reader);
-    if (pin == h->pinned_by.end() || h->pins == 0) throw ContractViolation("complete() for a read that was not assigned");
+    if (pin == h->pinned_by.end() || h->pins == 0)
+      throw ContractViolation("complete() for a read that was not assigned");
     --h->pins;
     if (--pin->second == 0) h->pinned_by.erase(pin);
     // The slot stays (sticky) while the holder still has chunks the reader wants.

@@ -112,8 +112,8 @@ struct GrpcClient::Impl {
       const Target& t = targets[idx];
       grpc::ClientContext ctx;
       ctx.set_deadline(std::chrono::system_clock::now() +
-                       std::max(std::chrono::milliseconds(1), std::chrono::ceil<std::chrono::milliseconds>(
-                                                                  end - std::chrono::steady_clock::now())));
+                       std::max(std::chrono::milliseconds(1),
+                                std::chrono::ceil<std::chrono::milliseconds>(end - std::chrono::steady_clock::now())));
       Rep reply;
       const grpc::Status status = ((*t.stub).*method)(&ctx, request, &reply);
       if (status.ok()) return reply;

@@ -133,8 +133,9 @@ class Service final : public pb::Coordinator::Service {
 
   grpc::Status BeginOffload(grpc::ServerContext*, const pb::BeginOffloadRequest* req,
                             pb::BeginOffloadReply* rep) override {
-    return guarded("BeginOffload",
-                   [&] { *rep = codec::to_proto(backend_.begin_offload(req->worker(), req->model(), req->version())); });
+    return guarded("BeginOffload", [&] {
+      *rep = codec::to_proto(backend_.begin_offload(req->worker(), req->model(), req->version()));
+    });
   }
 
   grpc::Status EndOffload(grpc::ServerContext*, const pb::EndOffloadRequest* req, pb::EndOffloadReply*) override {

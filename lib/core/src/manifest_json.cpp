@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <limits>
-
 #include <nlohmann/json.hpp>
 
 #include "tensorhub/core/error.hpp"

@@ -46,8 +46,8 @@ void validate_name(std::string_view what, std::string_view name) {
   const std::string w(what);
   if (name.empty()) throw UserError(w + " is empty");
   if (name.size() > kMaxNameBytes) {
-    throw UserError(w + " is " + std::to_string(name.size()) + " bytes long (at most " +
-                    std::to_string(kMaxNameBytes) + ")");
+    throw UserError(w + " is " + std::to_string(name.size()) + " bytes long (at most " + std::to_string(kMaxNameBytes) +
+                    ")");
   }
   if (!is_valid_utf8(name)) throw UserError(w + " is not valid UTF-8");
   for (const char ch : name) {

@@ -9,15 +9,15 @@
 #include <utility>
 #include <vector>
 
+#include "heartbeat.hpp"
 #include "tensorhub/coord/client.hpp"
 #include "tensorhub/coord/coordinator.hpp"
 #include "tensorhub/coord/grpc_server.hpp"
 #include "tensorhub/core/log.hpp"
 #include "tensorhub/hub.hpp"
-#include "tensorhub/snapshot/snapshot.hpp"
 #include "tensorhub/mpi/mpi.hpp"
+#include "tensorhub/snapshot/snapshot.hpp"
 #include "tensorhub/transport/transport.hpp"
-#include "heartbeat.hpp"
 
 namespace tensorhub {
 

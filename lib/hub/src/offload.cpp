@@ -82,7 +82,8 @@ void Hub::Impl::withdraw_or_offload(const Reference& ref) {
     if (lease.state == coord::OffloadState::kWait && lease.holder != writer) {
       writer = lease.holder;
       give_up = Clock::now() + patience;
-      log_.info(what + ": worker " + std::to_string(writer) + " is writing its snapshot; keeping this reference until then");
+      log_.info(what + ": worker " + std::to_string(writer) +
+                " is writing its snapshot; keeping this reference until then");
     }
     if (Clock::now() > give_up) {
       throw TimeoutError(what + ": worker " + std::to_string(writer) + " did not attach a snapshot within " +

@@ -26,7 +26,11 @@ void Hub::Impl::publish(const std::string& model, std::uint64_t version, std::sp
     byte_ranges.push_back(ByteRange{b, b + t.spec.bytes()});
   }
   withdraw_relays_overlapping(byte_ranges);  // a reader republishing what it pulled
-  Reference ref{model, version, transport_->expose(ranges), std::move(byte_ranges), true,
+  Reference ref{model,
+                version,
+                transport_->expose(ranges),
+                std::move(byte_ranges),
+                true,
                 std::vector<Tensor>(tensors.begin(), tensors.end())};
 
   coord::PublishRequest req;

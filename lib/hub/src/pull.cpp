@@ -80,8 +80,8 @@ PullResult Hub::Impl::pull(const std::string& model, const Version& version, std
     std::vector<transport::MemoryRange> mem;
     for (const auto& t : into)
       mem.push_back(transport::MemoryRange{t.data, m.tensors[*m.find(t.spec.name)].spec.bytes(), t.memory});
-    relay = Reference{model, m.version, transport_->expose(mem), ranges, false,
-                      std::vector<Tensor>(into.begin(), into.end())};
+    relay = Reference{model,  m.version, transport_->expose(mem),
+                      ranges, false,     std::vector<Tensor>(into.begin(), into.end())};
     regions.resize(m.tensors.size());
     for (std::size_t i = 0; i < dests.size(); ++i) regions[dests[i].tensor] = relay.exposure->descriptors()[i];
     client_->offer_relay(coord::RelayOffer{self_, model, m.version, regions});
@@ -144,8 +144,8 @@ PullResult Hub::Impl::pull(const std::string& model, const Version& version, std
       throw;
     }
   }
-  result.file_bytes = read_snapshot(reply.snapshot, m, into, options.verify || options.relay, *unavailable,
-                                    options.progress);
+  result.file_bytes =
+      read_snapshot(reply.snapshot, m, into, options.verify || options.relay, *unavailable, options.progress);
   result.bytes = result.file_bytes;
   if (options.relay) {
     client_->offer_relay(coord::RelayOffer{self_, model, m.version, regions});

@@ -99,17 +99,17 @@ struct PullResult {
   std::uint64_t origin_bytes = 0;  // read from publishers
   std::uint64_t relay_bytes = 0;   // read from other readers
   std::uint32_t failed_reads = 0;
-  std::uint64_t file_bytes = 0;    // read from the version's snapshot file (no live holder)
+  std::uint64_t file_bytes = 0;  // read from the version's snapshot file (no live holder)
 };
 
 // One holder (reference) of a version.
 struct HolderInfo {
   std::uint64_t worker = 0;
-  std::string host;       // empty once the worker has left
-  int rank = -1;          // rank in its job communicator, -1 if unknown
-  bool origin = false;    // a publisher (not a relaying reader)
-  bool withdrawn = false; // unpublished, its reads draining
-  std::uint32_t pins = 0; // reads in flight from it
+  std::string host;        // empty once the worker has left
+  int rank = -1;           // rank in its job communicator, -1 if unknown
+  bool origin = false;     // a publisher (not a relaying reader)
+  bool withdrawn = false;  // unpublished, its reads draining
+  std::uint32_t pins = 0;  // reads in flight from it
   std::uint64_t chunks_held = 0;
   std::uint64_t chunks_total = 0;
 };
@@ -123,7 +123,7 @@ struct VersionInfo {
   std::uint32_t origin_holders = 0;
   std::uint32_t pins = 0;
   std::uint64_t bytes = 0;
-  std::string snapshot;                // snapshot file backing the version, empty if none
+  std::string snapshot;                 // snapshot file backing the version, empty if none
   std::vector<HolderInfo> holder_list;  // every holder, withdrawn ones included
 };
 

@@ -8,9 +8,9 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
-#include <set>
 #include <map>
 #include <mutex>
+#include <set>
 #include <tuple>
 
 #include "tensorhub/coord/client.hpp"

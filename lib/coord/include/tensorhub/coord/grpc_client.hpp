@@ -15,9 +15,9 @@
 // with the message "coordinator <address>: <rpc>: <status message>".
 //
 // Calls fail fast: an unreachable single coordinator gives TransportError after about one second
-// of retries rather than waiting for the whole deadline. The channel reconnects by itself; a GrpcClient stays usable after errors.
-// Thread-safe: any number of threads may call concurrently (one channel, many streams).
-// gRPC and generated code stay out of this header (pimpl) so users need neither.
+// of retries rather than waiting for the whole deadline. The channel reconnects by itself; a GrpcClient stays usable
+// after errors. Thread-safe: any number of threads may call concurrently (one channel, many streams). gRPC and
+// generated code stay out of this header (pimpl) so users need neither.
 #pragma once
 
 #include <chrono>

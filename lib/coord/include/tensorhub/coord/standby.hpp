@@ -24,8 +24,8 @@
 namespace tensorhub::coord {
 
 struct StandbyOptions {
-  std::string primary;                          // host:port of the primary coordinator
-  std::chrono::milliseconds probe{200};         // probe interval (and each probe's deadline)
+  std::string primary;                             // host:port of the primary coordinator
+  std::chrono::milliseconds probe{200};            // probe interval (and each probe's deadline)
   std::chrono::milliseconds takeover_after{2000};  // primary silent this long -> take over
 };
 

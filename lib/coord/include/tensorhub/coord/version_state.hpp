@@ -24,14 +24,14 @@ namespace tensorhub::coord {
 
 struct Holder {
   WorkerId worker = 0;
-  bool origin = false;                 // publisher of a shard (not a relaying reader)
-  bool withdrawn = false;              // unpublished: no new reads, waiting for pins to drain
-  std::uint32_t depth = 0;             // 0 origin, n = read from a depth n-1 holder
-  std::vector<std::string> regions;    // per manifest tensor; empty = not held
-  std::vector<std::uint8_t> have;      // per manifest chunk
-  std::uint32_t pins = 0;              // reads in flight from this holder
+  bool origin = false;                          // publisher of a shard (not a relaying reader)
+  bool withdrawn = false;                       // unpublished: no new reads, waiting for pins to drain
+  std::uint32_t depth = 0;                      // 0 origin, n = read from a depth n-1 holder
+  std::vector<std::string> regions;             // per manifest tensor; empty = not held
+  std::vector<std::uint8_t> have;               // per manifest chunk
+  std::uint32_t pins = 0;                       // reads in flight from this holder
   std::map<WorkerId, std::uint32_t> pinned_by;  // the same, per reader (a dead reader's go)
-  std::uint64_t withdrawn_ticket = 0;  // reads resolved before this ticket may still use it
+  std::uint64_t withdrawn_ticket = 0;           // reads resolved before this ticket may still use it
   std::uint64_t chunks_held = 0;
 };
 

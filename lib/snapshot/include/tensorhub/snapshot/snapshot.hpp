@@ -37,9 +37,9 @@ using Progress = std::function<void(std::uint64_t done, std::uint64_t total)>;
 struct SnapshotInfo {
   std::string path;
   std::uint32_t format_version = 0;
-  Manifest manifest;         // model, version, chunk size, tensors, per-chunk checksums
-  std::string created_by;    // e.g. "tensorhub 0.1.0"
-  std::string created_at;    // ISO 8601 UTC
+  Manifest manifest;       // model, version, chunk size, tensors, per-chunk checksums
+  std::string created_by;  // e.g. "tensorhub 0.1.0"
+  std::string created_at;  // ISO 8601 UTC
   std::uint64_t file_bytes = 0;
 };
 
@@ -48,20 +48,19 @@ struct SnapshotInfo {
 // passed by exactly one rank). The file is written to `path + ".tmp"` and renamed on success,
 // so a reader never sees a half-written snapshot. Overwrites an existing file only if
 // `overwrite`.
-void write(MPI_Comm comm, const std::string& path, const Manifest& manifest,
-           std::span<const Tensor> local_tensors, bool overwrite = false, const Progress& progress = {});
+void write(MPI_Comm comm, const std::string& path, const Manifest& manifest, std::span<const Tensor> local_tensors,
+           bool overwrite = false, const Progress& progress = {});
 
 // One process holds every tensor (no MPI needed; serial HDF5 driver).
-void write(const std::string& path, const Manifest& manifest, std::span<const Tensor> tensors,
-           bool overwrite = false, const Progress& progress = {});
+void write(const std::string& path, const Manifest& manifest, std::span<const Tensor> tensors, bool overwrite = false,
+           const Progress& progress = {});
 
 // Opens, reads the header and checks every dataset exists with the manifest's shape and dtype.
 SnapshotInfo inspect(const std::string& path);
 
 // Fills `into` (a subset of the snapshot's tensors, matched by name; dtype and shape must
 // match, buffers in host memory). With `verify`, checks every chunk read against its checksum.
-void read(const std::string& path, std::span<const Tensor> into, bool verify = true,
-          const Progress& progress = {});
+void read(const std::string& path, std::span<const Tensor> into, bool verify = true, const Progress& progress = {});
 
 struct VerifyReport {
   std::uint64_t chunks = 0;
