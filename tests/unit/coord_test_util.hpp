@@ -16,7 +16,8 @@
 #include "tensorhub/core/error.hpp"
 
 namespace tensorhub::coord {
-namespace {
+
+// Helpers are inline (not in an anonymous namespace): a test file may use only some of them.
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -30,7 +31,7 @@ struct TensorDef {
   std::uint64_t bytes;
 };
 
-WorkerId add_worker(Coordinator& c, const std::string& name) {
+inline WorkerId add_worker(Coordinator& c, const std::string& name) {
   WorkerInfo w;
   w.endpoint = "local:" + name;
   w.transport = "local";
@@ -39,10 +40,12 @@ WorkerId add_worker(Coordinator& c, const std::string& name) {
 }
 
 // The opaque region descriptor a fake worker "exposes" for one of its tensors.
-std::string region(WorkerId w, const std::string& tensor) { return "region:" + std::to_string(w) + ":" + tensor; }
+inline std::string region(WorkerId w, const std::string& tensor) {
+  return "region:" + std::to_string(w) + ":" + tensor;
+}
 
 // A shard of u8 tensors with made-up (but well-formed) checksums; the coordinator never sees bytes.
-ShardManifest shard_of(std::uint32_t shard, const std::vector<TensorDef>& tensors) {
+inline ShardManifest shard_of(std::uint32_t shard, const std::vector<TensorDef>& tensors) {
   ShardManifest s;
   s.shard = shard;
   std::uint64_t sum = 1;
@@ -54,8 +57,8 @@ ShardManifest shard_of(std::uint32_t shard, const std::vector<TensorDef>& tensor
   return s;
 }
 
-PublishRequest request(WorkerId w, const std::string& model, std::uint64_t version, Group group,
-                       const std::vector<TensorDef>& tensors) {
+inline PublishRequest request(WorkerId w, const std::string& model, std::uint64_t version, Group group,
+                              const std::vector<TensorDef>& tensors) {
   PublishRequest r;
   r.worker = w;
   r.model = model;
@@ -68,24 +71,24 @@ PublishRequest request(WorkerId w, const std::string& model, std::uint64_t versi
 }
 
 // Publishes (model, version) from a single-rank group: one tensor "w" of `bytes` bytes.
-PublishReply publish_one(Coordinator& c, WorkerId w, const std::string& model, std::uint64_t version,
-                         std::uint64_t bytes = 3 * kChunk) {
+inline PublishReply publish_one(Coordinator& c, WorkerId w, const std::string& model, std::uint64_t version,
+                                std::uint64_t bytes = 3 * kChunk) {
   return c.publish(request(w, model, version, Group{"trainer", 1, 0}, {{"w", bytes}}));
 }
 
-ResolveReply resolve(Coordinator& c, WorkerId reader, const std::string& model, Group group = {"readers", 1, 0},
-                     std::uint64_t seq = 0, std::optional<std::uint64_t> version = std::nullopt) {
+inline ResolveReply resolve(Coordinator& c, WorkerId reader, const std::string& model, Group group = {"readers", 1, 0},
+                            std::uint64_t seq = 0, std::optional<std::uint64_t> version = std::nullopt) {
   return c.resolve(ResolveRequest{reader, model, version, std::move(group), seq});
 }
 
-AcquireReply acquire(Coordinator& c, WorkerId reader, const std::string& model, std::uint64_t version,
-                     std::vector<std::uint32_t> chunks, std::uint32_t max_assign = 16) {
+inline AcquireReply acquire(Coordinator& c, WorkerId reader, const std::string& model, std::uint64_t version,
+                            std::vector<std::uint32_t> chunks, std::uint32_t max_assign = 16) {
   return c.acquire(AcquireRequest{reader, model, version, std::move(chunks), max_assign});
 }
 
 // Reports every assignment as read successfully; `now_held` makes the reader a relay holder.
-void complete_all(Coordinator& c, WorkerId reader, const std::string& model, std::uint64_t version,
-                  const std::vector<Assignment>& done, std::vector<std::uint32_t> now_held = {}) {
+inline void complete_all(Coordinator& c, WorkerId reader, const std::string& model, std::uint64_t version,
+                         const std::vector<Assignment>& done, std::vector<std::uint32_t> now_held = {}) {
   CompleteRequest r;
   r.reader = reader;
   r.model = model;
@@ -95,7 +98,7 @@ void complete_all(Coordinator& c, WorkerId reader, const std::string& model, std
   c.complete(r);
 }
 
-std::optional<VersionStatus> version_status(Coordinator& c, const std::string& model, std::uint64_t version) {
+inline std::optional<VersionStatus> version_status(Coordinator& c, const std::string& model, std::uint64_t version) {
   for (const auto& m : c.status()) {
     if (m.model != model) continue;
     for (const auto& v : m.versions) {
@@ -105,5 +108,4 @@ std::optional<VersionStatus> version_status(Coordinator& c, const std::string& m
   return std::nullopt;
 }
 
-}  // namespace
 }  // namespace tensorhub::coord

@@ -297,10 +297,10 @@ TEST(Coordinator, AReadingGroupPinsTheOriginUntilEveryRankFinishes) {
   EXPECT_TRUE(c.status().empty());
 }
 
-TEST(Coordinator, FinishWithoutResolveIsAContractViolation) {
+TEST(Coordinator, FinishWithoutResolveIsAUserError) {
   Coordinator c;
   const auto r = add_worker(c, "r");
-  EXPECT_THROW(c.finish(FinishRequest{r, "m", 1, {"readers", 1, 0}, 0}), ContractViolation);
+  EXPECT_THROW(c.finish(FinishRequest{r, "m", 1, {"readers", 1, 0}, 0}), UserError);
 }
 
 // ---- retain / release ------------------------------------------------------------------------

@@ -33,7 +33,10 @@ TEST(Coordinator, ReadingGroupRankAskingForAnotherVersionIsUserError) {
   publish_one(c, p, "m", 2);
   EXPECT_EQ(resolve(c, r0, "m", {"tp", 2, 0}, 0, 1).manifest.version, 1u);
   EXPECT_THROW(resolve(c, r1, "m", {"tp", 2, 1}, 0, 2), UserError);
-  EXPECT_EQ(resolve(c, r1, "m", {"tp", 2, 1}, 0, 1).manifest.version, 1u);
+  // r1 gave up pull #1 (its share of the pin went with it); its next resolve is pull #2.
+  const auto next = resolve(c, r1, "m", {"tp", 2, 1}, 0, 1);
+  EXPECT_EQ(next.manifest.version, 1u);
+  EXPECT_EQ(next.seq, 2u);
 }
 
 TEST(Coordinator, ResolveRejectsBadGroups) {
@@ -123,12 +126,14 @@ TEST(Coordinator, AcquireWithTwoReadersPerSource) {
   EXPECT_TRUE(acquire(c, r3, "m", 1, {0}).assignments.empty());
 }
 
-TEST(Coordinator, CompleteOfAReadThatWasNotAssignedIsAContractViolation) {
+TEST(Coordinator, CompleteOfAReadThatWasNotAssignedIsAUserError) {
   Coordinator c;
   const auto p = add_worker(c, "p");
   const auto r = add_worker(c, "r");
+  const auto q = add_worker(c, "q");
   publish_one(c, p, "m", 1);
-  EXPECT_THROW(c.complete(CompleteRequest{r, "m", 1, {ChunkResult{0, p, true}}, {}}), ContractViolation);
+  EXPECT_THROW(c.complete(CompleteRequest{r, "m", 1, {ChunkResult{0, p, true}}, {}}), UserError);
+  EXPECT_THROW(c.complete(CompleteRequest{r, "m", 1, {ChunkResult{0, q, true}}, {}}), UserError);  // holds nothing
 }
 
 // ---- relaying readers ------------------------------------------------------------------------
@@ -205,7 +210,7 @@ TEST(Coordinator, RelayOfferAndReportValidation) {
   publish_one(c, p, "m", 1);
   EXPECT_THROW(c.offer_relay(RelayOffer{a, "m", 1, {}}), UserError);  // one slot per tensor
   c.offer_relay(RelayOffer{a, "m", 1, {region(a, "w")}});
-  EXPECT_THROW(c.offer_relay(RelayOffer{a, "m", 1, {region(a, "w")}}), UserError);  // already held
+  EXPECT_NO_THROW(c.offer_relay(RelayOffer{a, "m", 1, {region(a, "w")}}));          // merged (nothing new)
   EXPECT_THROW(c.offer_relay(RelayOffer{p, "m", 1, {region(p, "w")}}), UserError);  // the origin
   // Reporting held chunks without an offer.
   EXPECT_THROW(c.complete(CompleteRequest{b, "m", 1, {}, {0}}), UserError);

@@ -159,11 +159,13 @@ TEST(CoordinatorWan, TheNextReaderSeedsWhenTheSeedWithdrawsItsRelay) {
   const auto first = acquire(w.c, w.a, "m", 1, {0});
   complete_all(w.c, w.a, "m", 1, first.assignments, {0});
   EXPECT_TRUE(acquire(w.c, w.b, "m", 1, {1}).assignments.empty());
-  EXPECT_EQ(w.c.unpublish(w.a, "m", 1), 0u);  // a is about to reuse its buffers
+  // a is about to reuse its buffers: it waits for the pulls of b and d, which resolved v1 before.
+  EXPECT_EQ(w.c.unpublish(w.a, "m", 1), 2u);
   EXPECT_TRUE(seeds(w.c).empty());
   const auto got = acquire(w.c, w.b, "m", 1, {0, 1});
   ASSERT_EQ(got.assignments.size(), 2u);
-  EXPECT_TRUE(all_from(got, w.p));  // a's withdrawn copy of chunk 0 is not used either
+  EXPECT_EQ(got.assignments[0].holder, w.a);  // a's withdrawn copy still serves b's pull
+  EXPECT_EQ(got.assignments[1].holder, w.p);  // but b now seeds dc1
   EXPECT_EQ(seeds(w.c), (std::vector<WanSeed>{{"dc1", w.b}}));
 }
 

@@ -232,8 +232,9 @@ TEST(GrpcCodec, ResolveRoundTrips) {
   const ResolveReply reply{sample_manifest(), ""};
   EXPECT_EQ(round_trip(reply).manifest, reply.manifest);
   EXPECT_EQ(round_trip(reply).snapshot, "");
-  const ResolveReply backed{sample_manifest(), "/snapshots/llama/v7.h5"};
+  const ResolveReply backed{sample_manifest(), "/snapshots/llama/v7.h5", 1234567890123ull};
   EXPECT_EQ(round_trip(backed).snapshot, backed.snapshot);
+  EXPECT_EQ(round_trip(backed).seq, backed.seq);
   EXPECT_EQ(round_trip(backed).manifest, backed.manifest);
   EXPECT_THROW(from_proto(pb::ResolveReply{}), UserError);  // no manifest
 }

@@ -90,7 +90,7 @@ class Fake final : public Client {
     s.shard = 0;
     s.tensors = {TensorSpec{"w", DType::kF32, {1024}}};
     s.checksums = {{7}};
-    return {assemble_manifest(r.model, r.version.value_or(99), 4096, {s}), "/snap/" + r.model};
+    return {assemble_manifest(r.model, r.version.value_or(99), 4096, {s}), "/snap/" + r.model, 5};
   }
   void offer_relay(const RelayOffer& offer) override { last_offer = offer; }
   AcquireReply acquire(const AcquireRequest& r) override {
@@ -189,9 +189,11 @@ TEST(GrpcE2E, AllCalls) {
   ResolveRequest rr;
   rr.model = "m";
   rr.version = 0;
+  rr.group = Group{"g", 1, 0};
   auto rep = client.resolve(rr);
   EXPECT_EQ(rep.manifest.version, 0u);
   EXPECT_EQ(rep.snapshot, "/snap/m");
+  EXPECT_EQ(rep.seq, 5u);
   EXPECT_EQ(fake.last_resolve.version, std::optional<std::uint64_t>(0));
   rr.version.reset();
   EXPECT_EQ(client.resolve(rr).manifest.version, 99u);
@@ -204,7 +206,7 @@ TEST(GrpcE2E, AllCalls) {
   EXPECT_EQ(acq.unavailable, std::vector<std::uint32_t>{9});
   client.complete(CompleteRequest{1, "m", 2, {ChunkResult{4, 1, false}}, {4}});
   EXPECT_FALSE(fake.last_complete.results.at(0).ok);
-  client.finish(FinishRequest{1, "m", 2, {}, 0});
+  client.finish(FinishRequest{1, "m", 2, {"g", 1, 0}, 5});
   const auto st = client.status().at(0).versions.at(0);
   EXPECT_EQ(st.bytes, 4096u);
   EXPECT_EQ(st.snapshot, "/snap/m/v1.h5");

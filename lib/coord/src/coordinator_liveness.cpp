@@ -1,5 +1,6 @@
 // Coordinator: worker leases (liveness.hpp), declaring workers dead, and the worker list.
 #include <algorithm>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,8 +39,9 @@ HeartbeatReply Coordinator::heartbeat(WorkerId id) {
 void Coordinator::reap() {
   const auto t = now();
   for (const auto id : liveness_.expired(t)) {
-    remove_dead(id, "lease expired: silent for " + std::to_string(liveness_.silent_ms(id, t)) + " ms (lease " +
-                        std::to_string(liveness_.lease().count()) + " ms)");
+    forget_worker(id, WorkerState::kDead,
+                  "lease expired: silent for " + std::to_string(liveness_.silent_ms(id, t)) + " ms (lease " +
+                      std::to_string(liveness_.lease().count()) + " ms)");
   }
 }
 
@@ -54,21 +56,54 @@ void Coordinator::remember_departed(WorkerId id, WorkerState state, std::string 
   while (departed_.size() > kMaxDeparted) departed_.pop_front();
 }
 
-void Coordinator::remove_dead(WorkerId id, const std::string& reason) {
+void Coordinator::forget_worker(WorkerId id, WorkerState state, const std::string& reason) {
   const auto w = workers_.find(id);
   if (w == workers_.end()) {
     liveness_.remove(id);
     return;
   }
+  const WorkerInfo info = w->second;
+  // It is gone from here on: nothing below may assign to it, and its withdrawn references are
+  // forgotten as soon as they drain (forget_departed_drained).
+  remember_departed(id, state, reason);
+  workers_.erase(w);
+  liveness_.remove(id);
+  slots_.forget_worker(id);
+  // Reading groups it resolved and never finished: finish on its behalf, so that their pins on
+  // the version do not keep the publishers' unpublish waiting. Pulls of its groups it would
+  // still have joined: give up its share of their pins.
+  std::vector<GroupKey> finished;
+  std::vector<GroupKey> not_joined;
+  for (const auto& [key, g] : group_reads_) {
+    const auto& [model, group, seq] = key;
+    if (g.active.count(id)) {
+      finished.push_back(key);
+      continue;
+    }
+    const auto member = group_pulls_.find(MemberKey{model, group, id});
+    if (member != group_pulls_.end() && member->second < seq && g.joined < g.size) not_joined.push_back(key);
+  }
+  for (const auto& key : finished) release_group_share(key, id);
+  for (const auto& key : not_joined) {
+    ++group_reads_.at(key).joined;
+    release_group_share(key, id);
+  }
+  std::erase_if(group_pulls_, [id](const auto& e) { return std::get<2>(e.first) == id; });
+
   std::uint32_t references = 0;
   std::uint32_t pins = 0;
   std::vector<std::pair<std::string, std::uint64_t>> touched;
+  std::set<std::string> pending_dropped;
   for (auto& [model, versions] : models_) {
     for (auto& [n, v] : versions) {
-      bool touch = v.drop_pending(id);
-      if (v.holders().erase(id) > 0) {
+      if (v.drop_pending(id)) pending_dropped.insert(model);
+      if (Holder* h = v.find_holder(id)) {
         ++references;
-        touch = true;
+        if (state == WorkerState::kLeft) {
+          withdraw(*h, ++ticket_);  // reads already assigned to it drain
+        } else {
+          v.holders().erase(id);
+        }
       }
       for (auto& [hid, h] : v.holders()) {
         const auto p = h.pinned_by.find(id);
@@ -82,35 +117,21 @@ void Coordinator::remove_dead(WorkerId id, const std::string& reason) {
       v.reader_tickets.erase(id);
       drop_seed(v, id);
       std::erase_if(v.failed_pairs, [id](const auto& p) { return p.first == id || p.second == id; });
-      if (touch) touched.emplace_back(model, n);
+      touched.emplace_back(model, n);
     }
   }
-  // Reading groups it resolved and never finished: finish on its behalf, so that their pins on
-  // the version do not keep the publishers' unpublish waiting.
-  std::vector<GroupKey> groups;
-  for (const auto& [key, g] : group_reads_) {
-    if (g.active.count(id)) groups.push_back(key);
+  for (const auto& model : pending_dropped) apply_deferred_withdrawals(model);
+  for (const auto& [model, n] : touched) forget_departed_drained(model, n);
+  const std::string what = "worker " + std::to_string(id) + " (" + info.host + " rank " + std::to_string(info.rank) +
+                           ") " + (state == WorkerState::kDead ? "declared dead: " : "left: ") + reason + "; " +
+                           (state == WorkerState::kDead ? "removed " : "withdrew ") + std::to_string(references) +
+                           " reference(s), released " + std::to_string(pins) + " pin(s) of its reads and " +
+                           std::to_string(finished.size()) + " group read(s)";
+  if (state == WorkerState::kDead) {
+    log_.warn(what);
+  } else {
+    log_.info(what);
   }
-  for (const auto& key : groups) finish_group_read(key, id);
-  for (const auto& [model, n] : touched) {
-    auto m = models_.find(model);
-    if (m == models_.end()) continue;
-    auto vit = m->second.find(n);
-    if (vit == m->second.end()) continue;
-    if (!vit->second.committed() && !vit->second.has_pending()) {
-      m->second.erase(vit);
-      if (m->second.empty()) models_.erase(m);
-      continue;
-    }
-    drop_if_unused(model, n);
-  }
-  slots_.forget_worker(id);
-  log_.warn("worker " + std::to_string(id) + " (" + w->second.host + " rank " + std::to_string(w->second.rank) +
-            ") declared dead: " + reason + "; removed " + std::to_string(references) + " reference(s), " +
-            std::to_string(pins) + " pin(s) of its reads, " + std::to_string(groups.size()) + " group read(s)");
-  remember_departed(id, WorkerState::kDead, reason);
-  liveness_.remove(id);
-  workers_.erase(id);
   changed_.notify_all();
 }
 

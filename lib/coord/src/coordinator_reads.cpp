@@ -130,10 +130,13 @@ void Coordinator::complete(const CompleteRequest& r) {
     }
     Holder* h = v.find_holder(res.holder);
     if (h == nullptr && !workers_.count(res.holder)) continue;  // declared dead meanwhile: pins went with it
-    if (h == nullptr) throw ContractViolation("complete() for a read that was not assigned");
+    const auto not_assigned = [&] {
+      return UserError("complete(): chunk " + std::to_string(res.chunk) + " of " + vname(r.model, r.version) +
+                       " from worker " + std::to_string(res.holder) + " was not assigned to this reader");
+    };
+    if (h == nullptr) throw not_assigned();
     const auto pin = h->pinned_by.find(r.reader);
-    if (pin == h->pinned_by.end() || h->pins == 0)
-      throw ContractViolation("complete() for a read that was not assigned");
+    if (pin == h->pinned_by.end() || h->pins == 0) throw not_assigned();
     --h->pins;
     if (--pin->second == 0) h->pinned_by.erase(pin);
     // The slot stays (sticky) while the holder still has chunks the reader wants.
@@ -153,6 +156,7 @@ void Coordinator::complete(const CompleteRequest& r) {
       }
     }
   }
+  forget_departed_drained(r.model, r.version);  // a departed holder whose last read this was (may drop `v`)
   changed_.notify_all();
 }
 

@@ -6,6 +6,7 @@
 
 #include "tensorhub/coord/coordinator.hpp"
 #include "tensorhub/core/error.hpp"
+#include "tensorhub/core/validate.hpp"
 #include "vname.hpp"
 
 namespace tensorhub::coord {
@@ -21,7 +22,7 @@ std::string hex(std::uint64_t x) {
 // every tensor cut into chunks of chunk_bytes. Throws UserError.
 void validate_manifest(const Manifest& m) {
   const std::string what = "snapshot manifest of " + vname(m.model, m.version);
-  if (m.model.empty()) throw UserError("snapshot manifest without a model name");
+  validate_name("model name", m.model);
   if (m.chunk_bytes == 0) throw UserError(what + ": chunk size is zero");
   if (m.num_shards == 0) throw UserError(what + ": zero shards");
   if (m.tensors.empty()) throw UserError(what + ": no tensors");
@@ -29,8 +30,9 @@ void validate_manifest(const Manifest& m) {
   std::uint64_t next_chunk = 0;
   for (std::uint32_t t = 0; t < m.tensors.size(); ++t) {
     const auto& e = m.tensors[t];
-    if (e.spec.name.empty() || !names.insert(e.spec.name).second) {
-      throw UserError(what + ": empty or duplicate tensor name '" + e.spec.name + "'");
+    validate_name("tensor name", e.spec.name);
+    if (!names.insert(e.spec.name).second) {
+      throw UserError(what + ": duplicate tensor name '" + e.spec.name + "'");
     }
     if (e.shard >= m.num_shards) throw UserError(what + ": tensor '" + e.spec.name + "' names a shard out of range");
     if (e.first_chunk != next_chunk || e.num_chunks != chunk_count(e.spec.bytes(), m.chunk_bytes)) {
@@ -144,6 +146,7 @@ OffloadLease Coordinator::begin_offload(WorkerId w, const std::string& model, st
 }
 
 void Coordinator::end_offload(WorkerId w, const std::string& model, std::uint64_t version) {
+  validate_name("model name", model);
   std::lock_guard lock(mu_);
   reap();
   liveness_.touch(w, now());

@@ -12,6 +12,7 @@
 #include "tensorhub.grpc.pb.h"
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/core/log.hpp"
+#include "tensorhub/core/validate.hpp"
 
 namespace tensorhub::coord {
 namespace {
@@ -23,6 +24,14 @@ constexpr int kMaxMessageBytes = 256 << 20;
 
 template <class Req, class Rep>
 using Method = grpc::Status (Stub::*)(grpc::ClientContext*, const Req&, Rep*);
+
+// Names are checked here with the coordinator's own check (same UserError text), before they
+// are sent: a proto3 string cannot even carry invalid UTF-8.
+void check_model(const std::string& model) { validate_name("model name", model); }
+
+void check_tensors(const std::vector<TensorSpec>& tensors) {
+  for (const auto& t : tensors) validate_name("tensor name", t.name);
+}
 
 }  // namespace
 
@@ -189,10 +198,14 @@ std::vector<WorkerStatus> GrpcClient::workers() {
 }
 
 PublishReply GrpcClient::publish(const PublishRequest& request) {
+  check_model(request.model);
+  validate_name("publishing group name", request.group.name);
+  check_tensors(request.shard.tensors);
   return codec::from_proto(impl_->call("Publish", &Stub::Publish, codec::to_proto(request)));
 }
 
 std::uint32_t GrpcClient::unpublish(WorkerId worker, const std::string& model, std::uint64_t version) {
+  check_model(model);
   pb::UnpublishRequest req;
   req.set_worker(worker);
   req.set_model(model);
@@ -202,6 +215,7 @@ std::uint32_t GrpcClient::unpublish(WorkerId worker, const std::string& model, s
 
 std::uint32_t GrpcClient::wait_drained(WorkerId worker, const std::string& model, std::uint64_t version,
                                        std::chrono::milliseconds timeout) {
+  check_model(model);
   pb::WaitDrainedRequest req;
   req.set_worker(worker);
   req.set_model(model);
@@ -211,6 +225,7 @@ std::uint32_t GrpcClient::wait_drained(WorkerId worker, const std::string& model
 }
 
 void GrpcClient::retain(const std::string& model, std::uint64_t version) {
+  check_model(model);
   pb::RetainRequest req;
   req.set_model(model);
   req.set_version(version);
@@ -218,6 +233,7 @@ void GrpcClient::retain(const std::string& model, std::uint64_t version) {
 }
 
 void GrpcClient::release(const std::string& model, std::uint64_t version) {
+  check_model(model);
   pb::ReleaseRequest req;
   req.set_model(model);
   req.set_version(version);
@@ -225,6 +241,7 @@ void GrpcClient::release(const std::string& model, std::uint64_t version) {
 }
 
 std::optional<std::uint64_t> GrpcClient::latest(const std::string& model) {
+  check_model(model);
   pb::LatestRequest req;
   req.set_model(model);
   const auto rep = impl_->call("Latest", &Stub::Latest, req);
@@ -233,6 +250,7 @@ std::optional<std::uint64_t> GrpcClient::latest(const std::string& model) {
 
 std::optional<std::uint64_t> GrpcClient::wait_for(const std::string& model, std::optional<std::uint64_t> newer_than,
                                                   std::chrono::milliseconds timeout) {
+  check_model(model);
   pb::WaitForRequest req;
   req.set_model(model);
   if (newer_than) req.set_newer_than(*newer_than);
@@ -242,24 +260,31 @@ std::optional<std::uint64_t> GrpcClient::wait_for(const std::string& model, std:
 }
 
 ResolveReply GrpcClient::resolve(const ResolveRequest& request) {
+  check_model(request.model);
+  validate_name("reading group name", request.group.name);
   const auto rep = impl_->call("Resolve", &Stub::Resolve, codec::to_proto(request));
   return impl_->decode("Resolve", [&] { return codec::from_proto(rep); });
 }
 
 void GrpcClient::offer_relay(const RelayOffer& offer) {
+  check_model(offer.model);
   impl_->call("OfferRelay", &Stub::OfferRelay, codec::to_proto(offer));
 }
 
 AcquireReply GrpcClient::acquire(const AcquireRequest& request) {
+  check_model(request.model);
   const auto rep = impl_->call("Acquire", &Stub::Acquire, codec::to_proto(request));
   return impl_->decode("Acquire", [&] { return codec::from_proto(rep); });
 }
 
 void GrpcClient::complete(const CompleteRequest& request) {
+  check_model(request.model);
   impl_->call("Complete", &Stub::Complete, codec::to_proto(request));
 }
 
 void GrpcClient::finish(const FinishRequest& request) {
+  check_model(request.model);
+  validate_name("reading group name", request.group.name);
   impl_->call("Finish", &Stub::Finish, codec::to_proto(request));
 }
 
@@ -269,10 +294,13 @@ std::vector<ModelStatus> GrpcClient::status() {
 }
 
 void GrpcClient::attach_snapshot(const std::string& path, const Manifest& manifest) {
+  check_model(manifest.model);
+  for (const auto& e : manifest.tensors) validate_name("tensor name", e.spec.name);
   impl_->call("AttachSnapshot", &Stub::AttachSnapshot, codec::attach_to_proto(path, manifest));
 }
 
 OffloadLease GrpcClient::begin_offload(WorkerId worker, const std::string& model, std::uint64_t version) {
+  check_model(model);
   pb::BeginOffloadRequest req;
   req.set_worker(worker);
   req.set_model(model);
@@ -282,6 +310,7 @@ OffloadLease GrpcClient::begin_offload(WorkerId worker, const std::string& model
 }
 
 void GrpcClient::end_offload(WorkerId worker, const std::string& model, std::uint64_t version) {
+  check_model(model);
   pb::EndOffloadRequest req;
   req.set_worker(worker);
   req.set_model(model);

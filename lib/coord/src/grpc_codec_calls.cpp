@@ -120,12 +120,13 @@ pb::ResolveReply to_proto(const ResolveReply& reply) {
   pb::ResolveReply out;
   *out.mutable_manifest() = to_proto(reply.manifest);
   out.set_snapshot(reply.snapshot);
+  out.set_seq(reply.seq);
   return out;
 }
 
 ResolveReply from_proto(const pb::ResolveReply& reply) {
   if (!reply.has_manifest()) malformed("resolve reply without a manifest");
-  return ResolveReply{from_proto(reply.manifest()), reply.snapshot()};
+  return ResolveReply{from_proto(reply.manifest()), reply.snapshot(), reply.seq()};
 }
 
 pb::RelayOffer to_proto(const RelayOffer& offer) {

@@ -1,5 +1,7 @@
 #include "tensorhub/coord/version_state.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "tensorhub/core/error.hpp"
@@ -130,11 +132,17 @@ bool VersionState::wanted_from(const Holder& h, WorkerId reader) const {
 
 bool VersionState::may_serve(const Holder& h, WorkerId reader) const {
   if (!h.withdrawn) return true;
-  // Only origins: their drain also waits for resolved groups (Coordinator::outstanding), so
-  // unpublish cannot return while such a pull may still be assigned to them.
-  if (!h.origin) return false;
+  // The holder's drain waits for such pulls (Coordinator::outstanding), so its unpublish cannot
+  // return while one of them may still be assigned to it.
   const auto t = reader_tickets.find(reader);
   return t != reader_tickets.end() && t->second < h.withdrawn_ticket;
+}
+
+std::uint32_t VersionState::pulls_before_withdrawal(const Holder& h) const {
+  if (!h.withdrawn) return 0;
+  std::uint32_t n = 0;
+  for (const auto& [reader, ticket] : reader_tickets) n += reader != h.worker && ticket < h.withdrawn_ticket ? 1 : 0;
+  return n;
 }
 
 VersionStatus VersionState::status() const {
@@ -144,7 +152,7 @@ VersionStatus VersionState::status() const {
   s.readable = readable();
   s.retained = retained;
   s.bytes = committed_ ? manifest_.total_bytes() : 0;
-  s.pins = group_pins;
+  s.pins = static_cast<std::uint32_t>(std::min<std::uint64_t>(group_pins, UINT32_MAX));
   s.snapshot = snapshot;
   for (const auto& [id, h] : holders_) {
     HolderStatus hs;

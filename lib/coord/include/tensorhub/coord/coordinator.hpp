@@ -51,6 +51,29 @@ namespace tensorhub::coord {
 //
 // The coordinator never touches the file; it only stores its path (a file reference) next to
 // the version's memory references.
+//
+// Reading groups. The coordinator numbers each reading group's pulls itself (ResolveRequest::seq
+// is ignored): it counts, per (model, group name, worker), that worker's successful resolves,
+// and a worker's next resolve joins the group's pull number count + 1 (ResolveReply::seq; the
+// reader passes it back in FinishRequest::seq). The first member to resolve pull n picks the
+// version and pins it for all `size` members; the others get the same version. A failed resolve
+// changes nothing, so a member whose resolve failed (no readable version yet) still joins the
+// pull its group made meanwhile. A member whose resolve fails against an existing group pull
+// (another explicit version, another group size) gives up its share of that pull's pin and that
+// pull counts as consumed for it. A member that dies or leaves gives up its shares of the pulls
+// it would still have joined. Groups have at most kMaxGroupSize members.
+//
+// Deferred withdrawal. An unpublishing group without barriers (each rank: publish(v);
+// unpublish(v-1)) would otherwise open a gap: the fast rank withdraws its shard of v-1 while v
+// is still pending, and the model has no readable version until v commits. So when withdrawing
+// a reference would make the model's newest readable version unreadable while a newer version
+// of the model is pending (some shards registered, not committed), the withdrawal is deferred:
+// the reference keeps serving, unpublish returns at least 1 and wait_drained keeps waiting,
+// until the newer version commits or its pending shards are dropped (unpublished, or their
+// worker left or died); then the reference is withdrawn and drains as usual.
+
+// Largest reading or publishing group (members).
+constexpr std::uint32_t kMaxGroupSize = 65536;
 
 struct CoordinatorConfig {
   std::uint32_t max_readers_per_source = 2;  // K: concurrent readers of its DC one holder serves
@@ -101,32 +124,50 @@ class Coordinator final : public Client {
   struct GroupRead {
     std::uint64_t version = 0;
     std::uint64_t ticket = 0;
-    std::uint32_t finishes_left = 0;
-    std::set<WorkerId> active;  // ranks that resolved and have not finished
+    std::uint32_t size = 0;         // the group's size (every member must agree)
+    std::uint32_t joined = 0;       // members that resolved it (or gave up their share)
+    std::uint32_t shares_left = 0;  // members whose pin share is still held
+    std::set<WorkerId> active;      // ranks that resolved and have not finished
   };
   using GroupKey = std::tuple<std::string, std::string, std::uint64_t>;  // model, group, seq
+  using MemberKey = std::tuple<std::string, std::string, WorkerId>;      // model, group, worker
 
   // All private helpers expect mu_ held.
   // The registered worker `id` (UnknownWorker if not).
   const WorkerInfo& worker(WorkerId id) const;
   // worker(id), renewing its lease: every call a worker makes counts as a heartbeat.
   const WorkerInfo& alive(WorkerId id);
-  // Declares every worker whose lease expired dead (remove_dead). Called by every public call.
+  // Declares every worker whose lease expired dead (forget_worker). Called by every public call.
   void reap();
-  // Removes a dead worker: its references (held chunks), the pins of its reads, its pending
-  // shards, its reading-group resolutions (finished on its behalf), its slots and seeds.
-  void remove_dead(WorkerId id, const std::string& reason);
+  // The one way a worker goes (deregister_worker: kLeft; lease expiry: kDead). Removes its
+  // pending shards, the pins of its reads, its reading-group resolutions (finished on its
+  // behalf) and the shares of group pulls it would have joined, its slots, seeds, failed pairs,
+  // offload lease and ticket. Its held references are erased (kDead) or withdrawn (kLeft: reads
+  // already assigned drain; the reference is forgotten once they have).
+  void forget_worker(WorkerId id, WorkerState state, const std::string& reason);
   void remember_departed(WorkerId id, WorkerState state, std::string reason);
-  // The finish() of `reader` for the group read `key` (which must exist).
-  void finish_group_read(const GroupKey& key, WorkerId reader);
+  // Gives up `reader`'s share of the group read `key` (which must exist): its finish, or a
+  // member that will not pull it. Drops its ticket if it was an active reader there.
+  void release_group_share(const GroupKey& key, WorkerId reader);
   // How long a waiting call sleeps before it reaps again.
   std::chrono::milliseconds reap_tick() const;
   VersionState& version_or_throw(const std::string& model, std::uint64_t version);
+  VersionState* find_version(const std::string& model, std::uint64_t version);
   std::optional<std::uint64_t> latest_locked(const std::string& model) const;
   std::uint32_t outstanding(const VersionState& v, const Holder& h) const;
   void forget_if_drained(const std::string& model, std::uint64_t version, WorkerId worker);
-  // Erases the version if nothing keeps it any more (no holder, not retained, no group pin).
+  // Forgets withdrawn holders of departed workers that have nothing outstanding, then
+  // drop_if_unused.
+  void forget_departed_drained(const std::string& model, std::uint64_t version);
+  // Erases the version if nothing keeps it any more (no holder, not retained, no group pin);
+  // an uncommitted one once it has no pending shard.
   void drop_if_unused(const std::string& model, std::uint64_t version);
+  // Withdrawing `worker`'s reference to `v` now would leave the model without a readable
+  // version while a newer one is being published: the withdrawal is deferred (unpublish).
+  bool withdrawal_must_wait(const std::string& model, const VersionState& v, WorkerId worker) const;
+  // Applies the deferred withdrawals of `model` that no longer need to wait.
+  void apply_deferred_withdrawals(const std::string& model);
+  static void withdraw(Holder& h, std::uint64_t ticket);
   bool lease_alive(const VersionState& v) const;
   std::chrono::steady_clock::time_point now() const;
   // Fills `cands`/`holders` with the holders that may serve chunk `c` to `reader` now, applying
@@ -151,7 +192,8 @@ class Coordinator final : public Client {
   std::deque<Departed> departed_;  // the last kMaxDeparted workers that died or left
   std::map<std::string, std::map<std::uint64_t, VersionState>> models_;
   std::map<GroupKey, GroupRead> group_reads_;
-  SourceSlots slots_;  // who each holder serves (K accounting)
+  std::map<MemberKey, std::uint64_t> group_pulls_;  // each member's resolves (or given-up shares)
+  SourceSlots slots_;                               // who each holder serves (K accounting)
 };
 
 }  // namespace tensorhub::coord

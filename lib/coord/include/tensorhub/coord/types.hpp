@@ -55,12 +55,16 @@ struct ResolveRequest {
   std::string model;
   std::optional<std::uint64_t> version;  // nullopt = latest
   Group group;
-  std::uint64_t seq = 0;  // the group's pull counter; same on all its ranks
+  // Ignored (kept for wire compatibility). The coordinator numbers each reading group's pulls
+  // itself: a worker's next resolve joins the group's pull number (its successful resolves for
+  // (model, group) + 1), see ResolveReply::seq.
+  std::uint64_t seq = 0;
 };
 
 struct ResolveReply {
   Manifest manifest;     // manifest.version is the version resolved
   std::string snapshot;  // the snapshot file backing that version, empty if none
+  std::uint64_t seq = 0;
 };
 
 // The reader offers its destination buffers as relay sources (one descriptor per manifest
@@ -114,7 +118,7 @@ struct FinishRequest {
   std::string model;
   std::uint64_t version = 0;
   Group group;
-  std::uint64_t seq = 0;
+  std::uint64_t seq = 0;  // ResolveReply::seq of the pull being finished
 };
 
 // One holder (reference) of a version, as `tensorhub status` shows it.

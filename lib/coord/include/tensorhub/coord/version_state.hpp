@@ -24,8 +24,11 @@ namespace tensorhub::coord {
 
 struct Holder {
   WorkerId worker = 0;
-  bool origin = false;                          // publisher of a shard (not a relaying reader)
-  bool withdrawn = false;                       // unpublished: no new reads, waiting for pins to drain
+  bool origin = false;     // publisher of a shard (not a relaying reader)
+  bool withdrawn = false;  // unpublished: no new reads, waiting for pins to drain
+  // Unpublished, but the withdrawal waits for a newer pending version of the model (deferred
+  // withdrawal, coordinator.hpp): it still serves new reads and counts one outstanding read.
+  bool withdraw_deferred = false;
   std::uint32_t depth = 0;                      // 0 origin, n = read from a depth n-1 holder
   std::vector<std::string> regions;             // per manifest tensor; empty = not held
   std::vector<std::uint8_t> have;               // per manifest chunk
@@ -81,14 +84,18 @@ class VersionState {
   bool wanted_from(const Holder& h, WorkerId reader) const;
   // Resolution ticket of each reader currently pulling this version (see Coordinator::ticket_).
   std::map<WorkerId, std::uint64_t> reader_tickets;
-  // May `reader` read from `h`? Active holders always; a withdrawn origin only for pulls that
-  // resolved this version before it was withdrawn (its unpublish waits for those); a withdrawn
-  // relay never (its owner is about to overwrite the buffers).
+  // May `reader` read from `h`? Active holders always; a withdrawn holder (origin or relay) only
+  // for pulls that resolved this version before it was withdrawn (its drain waits for those:
+  // Coordinator::outstanding).
   bool may_serve(const Holder& h, WorkerId reader) const;
-  std::uint32_t group_pins = 0;  // reading groups that resolved this version and are not done
-  std::uint32_t retained = 0;    // retain() count
-  std::string snapshot;          // file backing this version (attach_snapshot), empty if none
-  WorkerId offload_lease = 0;    // worker writing the snapshot (coordinator.hpp), 0 if none
+  // Pulls of other readers that resolved this version before `h` was withdrawn and are still
+  // running (they may still be assigned to `h`).
+  std::uint32_t pulls_before_withdrawal(const Holder& h) const;
+  // Reading-group members that resolved this version and are not done (64 bits: cannot wrap).
+  std::uint64_t group_pins = 0;
+  std::uint32_t retained = 0;  // retain() count
+  std::string snapshot;        // file backing this version (attach_snapshot), empty if none
+  WorkerId offload_lease = 0;  // worker writing the snapshot (coordinator.hpp), 0 if none
 
   // Host and rank of each holder are left for the Coordinator (it knows the workers).
   VersionStatus status() const;
