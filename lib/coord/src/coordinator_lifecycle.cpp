@@ -22,15 +22,10 @@ PublishReply Coordinator::publish(const PublishRequest& r) {
   std::lock_guard lock(mu_);
   reap();
   alive(r.worker);
-  auto& versions = models_[r.model];
-  auto it = versions.find(r.version);
   bool fresh = false;
-  if (it == versions.end()) {
-    it = versions.emplace(r.version, VersionState(r.model, r.version, r.group.name, r.group.size, r.chunk_bytes)).first;
-    fresh = true;
-  }
+  auto& v = directory_.find_or_create(r, fresh);
   try {
-    const bool committed = it->second.add_shard(r);
+    const bool committed = v.add_shard(r);
     if (committed) {
       log_.info("committed " + vname(r.model, r.version) + " (" + std::to_string(r.group.size) + " shards)");
       apply_deferred_withdrawals(r.model);
@@ -38,8 +33,7 @@ PublishReply Coordinator::publish(const PublishRequest& r) {
     }
     return PublishReply{committed};
   } catch (...) {
-    if (fresh) versions.erase(it);
-    if (versions.empty()) models_.erase(r.model);
+    if (fresh) directory_.erase(r.model, r.version);
     throw;
   }
 }
@@ -48,22 +42,15 @@ std::uint32_t Coordinator::outstanding(const VersionState& v, const Holder& h) c
   // Origins also wait for reading groups that resolved this version and have not finished:
   // those groups were promised the version. A withdrawn relay waits for the pulls that resolved
   // the version before it withdrew (it may still serve them: VersionState::may_serve).
-  const std::uint64_t waits = h.origin ? v.group_pins : v.pulls_before_withdrawal(h);
+  const std::uint64_t waits = h.origin ? v.group_pins() : v.pulls_before_withdrawal(h);
   const std::uint64_t n = std::uint64_t{h.pins} + waits + (h.withdraw_deferred ? 1 : 0);
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(n, UINT32_MAX));
 }
 
-void Coordinator::withdraw(Holder& h, std::uint64_t ticket) {
-  h.withdraw_deferred = false;
-  if (h.withdrawn) return;
-  h.withdrawn = true;
-  h.withdrawn_ticket = ticket;
-}
-
 bool Coordinator::withdrawal_must_wait(const std::string& model, const VersionState& v, WorkerId worker) const {
-  if (!v.snapshot.empty() || !v.sole_holder_of_some_chunk(worker)) return false;  // stays readable
-  if (latest_locked(model) != v.version()) return false;                          // a newer version is readable already
-  const auto& versions = models_.at(model);
+  if (!v.snapshot().empty() || !v.sole_holder_of_some_chunk(worker)) return false;  // stays readable
+  if (directory_.latest(model) != v.version()) return false;  // a newer version is readable already
+  const auto& versions = directory_.versions(model);
   for (auto it = versions.upper_bound(v.version()); it != versions.end(); ++it) {
     if (!it->second.committed() && it->second.has_pending()) return true;
   }
@@ -71,11 +58,16 @@ bool Coordinator::withdrawal_must_wait(const std::string& model, const VersionSt
 }
 
 void Coordinator::apply_deferred_withdrawals(const std::string& model) {
-  const auto m = models_.find(model);
-  if (m == models_.end()) return;
+  const auto m = directory_.all().find(model);
+  if (m == directory_.all().end()) return;
   for (auto& [n, v] : m->second) {
-    for (auto& [id, h] : v.holders()) {
-      if (h.withdraw_deferred && !withdrawal_must_wait(model, v, id)) withdraw(h, ++ticket_);
+    std::vector<WorkerId> deferred;
+    for (const auto& [id, h] : v.holders()) {
+      if (h.withdraw_deferred) deferred.push_back(id);
+    }
+    // One at a time: each withdrawal may make the version unreadable for the next.
+    for (const auto id : deferred) {
+      if (!withdrawal_must_wait(model, v, id)) v.withdraw(id, ++ticket_);
     }
   }
   changed_.notify_all();
@@ -86,27 +78,27 @@ std::uint32_t Coordinator::unpublish(WorkerId w, const std::string& model, std::
   std::lock_guard lock(mu_);
   reap();
   alive(w);
-  auto& v = version_or_throw(model, version);
+  auto& v = directory_.get(model, version);
   if (v.drop_pending(w)) {
-    drop_if_unused(model, version);
+    directory_.drop_if_unused(model, version);
     apply_deferred_withdrawals(model);  // withdrawals that waited for this version
     changed_.notify_all();
     return 0;
   }
-  Holder* h = v.find_holder(w);
+  const Holder* h = v.find_holder(w);
   if (h == nullptr) throw NotFoundError(vname(model, version) + " is not published by this worker");
-  if (!h->withdrawn && v.retained > 0 && v.snapshot.empty() && v.sole_holder_of_some_chunk(w)) {
+  if (!h->withdrawn && v.retained() > 0 && v.snapshot().empty() && v.sole_holder_of_some_chunk(w)) {
     throw OffloadRequired(vname(model, version) +
                           " is retained and this worker is the last holder of some of its chunks: it must be "
                           "offloaded to a snapshot before this reference goes (or released first)");
   }
   if (!h->withdrawn && !h->withdraw_deferred) {
     if (withdrawal_must_wait(model, v, w)) {
-      h->withdraw_deferred = true;
+      v.defer_withdrawal(w);
       log_.info(vname(model, version) + ": withdrawal of worker " + std::to_string(w) +
                 "'s reference waits until the newer pending version commits");
     } else {
-      withdraw(*h, ++ticket_);
+      v.withdraw(w, ++ticket_);
     }
   }
   changed_.notify_all();
@@ -114,40 +106,23 @@ std::uint32_t Coordinator::unpublish(WorkerId w, const std::string& model, std::
 }
 
 void Coordinator::forget_if_drained(const std::string& model, std::uint64_t version, WorkerId w) {
-  VersionState* v = find_version(model, version);
+  VersionState* v = directory_.find(model, version);
   if (v == nullptr) return;
-  Holder* h = v->find_holder(w);
+  const Holder* h = v->find_holder(w);
   if (h == nullptr || !h->withdrawn || outstanding(*v, *h) > 0) return;
-  v->holders().erase(w);
-  drop_if_unused(model, version);
+  v->erase_holder(w);
+  directory_.drop_if_unused(model, version);
 }
 
 void Coordinator::forget_departed_drained(const std::string& model, std::uint64_t version) {
-  VersionState* v = find_version(model, version);
+  VersionState* v = directory_.find(model, version);
   if (v == nullptr) return;
   std::vector<WorkerId> gone;
   for (const auto& [id, h] : v->holders()) {
-    if (h.withdrawn && workers_.count(id) == 0 && outstanding(*v, h) == 0) gone.push_back(id);
+    if (h.withdrawn && !workers_.registered(id) && outstanding(*v, h) == 0) gone.push_back(id);
   }
-  for (const auto id : gone) v->holders().erase(id);
-  drop_if_unused(model, version);
-}
-
-void Coordinator::drop_if_unused(const std::string& model, std::uint64_t version) {
-  auto m = models_.find(model);
-  if (m == models_.end()) return;
-  auto vit = m->second.find(version);
-  if (vit != m->second.end()) {
-    const auto& v = vit->second;
-    if (!v.committed() && !v.has_pending()) {
-      m->second.erase(vit);  // a publish that all its shards abandoned
-    } else if (v.holders().empty() && v.retained == 0 && v.group_pins == 0 && !v.has_pending()) {
-      if (!v.snapshot.empty())
-        log_.info("dropped " + vname(model, version) + " (its snapshot " + v.snapshot + " stays)");
-      m->second.erase(vit);
-    }
-  }
-  if (m->second.empty()) models_.erase(m);
+  for (const auto id : gone) v->erase_holder(id);
+  directory_.drop_if_unused(model, version);
 }
 
 std::uint32_t Coordinator::wait_drained(WorkerId w, const std::string& model, std::uint64_t version,
@@ -158,7 +133,7 @@ std::uint32_t Coordinator::wait_drained(WorkerId w, const std::string& model, st
   for (;;) {
     reap();  // a reader that died holding pins releases them here
     alive(w);
-    VersionState* v = find_version(model, version);
+    const VersionState* v = directory_.find(model, version);
     if (v == nullptr) return 0;
     const Holder* h = v->find_holder(w);
     if (h == nullptr) return 0;

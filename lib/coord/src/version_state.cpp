@@ -16,13 +16,15 @@ VersionState::VersionState(std::string model, std::uint64_t version, std::string
       group_size_(group_size),
       chunk_bytes_(chunk_bytes) {}
 
-VersionState::VersionState(Manifest manifest)
+VersionState::VersionState(Manifest manifest, std::string snapshot)
     : model_(manifest.model),
       version_(manifest.version),
       group_size_(manifest.num_shards),
       chunk_bytes_(manifest.chunk_bytes),
       committed_(true),
-      manifest_(std::move(manifest)) {}
+      manifest_(std::move(manifest)),
+      retained_(1),
+      snapshot_(std::move(snapshot)) {}
 
 bool VersionState::add_shard(const PublishRequest& r) {
   const std::string what = model_ + " v" + std::to_string(version_);
@@ -88,11 +90,6 @@ bool VersionState::drop_pending(WorkerId worker) {
   return false;
 }
 
-Holder* VersionState::find_holder(WorkerId worker) {
-  auto it = holders_.find(worker);
-  return it == holders_.end() ? nullptr : &it->second;
-}
-
 bool VersionState::chunk_available(std::uint32_t c, WorkerId except) const {
   for (const auto& [id, h] : holders_) {
     if (id != except && !h.withdrawn && h.have[c]) return true;
@@ -102,7 +99,7 @@ bool VersionState::chunk_available(std::uint32_t c, WorkerId except) const {
 
 bool VersionState::readable() const {
   if (!committed_) return false;
-  if (!snapshot.empty()) return true;
+  if (!snapshot_.empty()) return true;
   for (std::uint32_t c = 0; c < manifest_.chunks.size(); ++c) {
     if (!chunk_available(c)) return false;
   }
@@ -118,42 +115,15 @@ bool VersionState::sole_holder_of_some_chunk(WorkerId worker) const {
   return false;
 }
 
-bool VersionState::wanted_from(const Holder& h, WorkerId reader) const {
-  const auto w = still_wanted.find(reader);
-  if (w == still_wanted.end()) return false;
-  const bool relay = !h.origin && !h.withdrawn;
-  for (const auto c : w->second) {
-    if (c >= h.have.size()) continue;
-    // Has it, or is a relaying reader that will have it (it offered a buffer for its tensor).
-    if (h.have[c] || (relay && !h.regions[manifest_.chunks[c].tensor].empty())) return true;
-  }
-  return false;
-}
-
-bool VersionState::may_serve(const Holder& h, WorkerId reader) const {
-  if (!h.withdrawn) return true;
-  // The holder's drain waits for such pulls (Coordinator::outstanding), so its unpublish cannot
-  // return while one of them may still be assigned to it.
-  const auto t = reader_tickets.find(reader);
-  return t != reader_tickets.end() && t->second < h.withdrawn_ticket;
-}
-
-std::uint32_t VersionState::pulls_before_withdrawal(const Holder& h) const {
-  if (!h.withdrawn) return 0;
-  std::uint32_t n = 0;
-  for (const auto& [reader, ticket] : reader_tickets) n += reader != h.worker && ticket < h.withdrawn_ticket ? 1 : 0;
-  return n;
-}
-
 VersionStatus VersionState::status() const {
   VersionStatus s;
   s.version = version_;
   s.committed = committed_;
   s.readable = readable();
-  s.retained = retained;
+  s.retained = retained_;
   s.bytes = committed_ ? manifest_.total_bytes() : 0;
-  s.pins = static_cast<std::uint32_t>(std::min<std::uint64_t>(group_pins, UINT32_MAX));
-  s.snapshot = snapshot;
+  s.pins = static_cast<std::uint32_t>(std::min<std::uint64_t>(group_pins_, UINT32_MAX));
+  s.snapshot = snapshot_;
   for (const auto& [id, h] : holders_) {
     HolderStatus hs;
     hs.worker = id;

@@ -22,8 +22,7 @@ bool live(const VersionState& v, const WorkerDirectory& workers, WorkerId w) {
 // Some registered holder other than `reader` that may serve it and has not failed it has `c`.
 bool can_fetch(const VersionState& v, const WorkerDirectory& workers, WorkerId reader, std::uint32_t c) {
   for (const auto& [id, h] : v.holders()) {
-    if (id != reader && h.have[c] && v.may_serve(h, reader) && workers.count(id) > 0 &&
-        v.failed_pairs.count({reader, id}) == 0) {
+    if (id != reader && h.have[c] && v.may_serve(h, reader) && workers.count(id) > 0 && !v.failed(reader, id)) {
       return true;
     }
   }
@@ -33,30 +32,30 @@ bool can_fetch(const VersionState& v, const WorkerDirectory& workers, WorkerId r
 }  // namespace
 
 WorkerId live_seed(const VersionState& v, const WorkerDirectory& workers, const std::string& dc) {
-  const auto s = v.wan_seeds.find(dc);
-  return s != v.wan_seeds.end() && live(v, workers, s->second) ? s->second : 0;
+  const auto s = v.wan_seeds().find(dc);
+  return s != v.wan_seeds().end() && live(v, workers, s->second) ? s->second : 0;
 }
 
 std::vector<WanSeed> live_seeds(const VersionState& v, const WorkerDirectory& workers) {
   std::vector<WanSeed> out;
-  for (const auto& [dc, w] : v.wan_seeds) {
+  for (const auto& [dc, w] : v.wan_seeds()) {
     if (live(v, workers, w)) out.push_back(WanSeed{dc, w});
   }
   return out;
 }
 
-bool may_read_across_wan(VersionState& v, const WorkerDirectory& workers, WorkerId reader, std::uint32_t c) {
+WanRead may_read_across_wan(const VersionState& v, const WorkerDirectory& workers, WorkerId reader, std::uint32_t c) {
   const std::string& dc = workers.at(reader).dc;
   const WorkerId seed = live_seed(v, workers, dc);
-  if (seed == reader) return true;
+  if (seed == reader) return WanRead::kYes;
   // The seed brings `c` into this DC. (If it has `c` already and we still ask, its copy failed us.)
-  if (seed != 0 && relays(v, seed, c) && !v.holders().at(seed).have[c]) return false;
+  if (seed != 0 && relays(v, seed, c) && !v.holders().at(seed).have[c]) return WanRead::kNo;
   if (relays(v, reader, c)) {
-    if (seed == 0) v.wan_seeds[dc] = reader;  // the first relaying reader to ask seeds its DC
-    return true;
+    // The first relaying reader to ask seeds its DC.
+    return seed == 0 ? WanRead::kAsSeed : WanRead::kYes;
   }
   // `reader` would keep its copy to itself: wait if a relaying reader of this DC will fetch `c`.
-  return !dc_peer_will_fetch(v, workers, reader, c);
+  return dc_peer_will_fetch(v, workers, reader, c) ? WanRead::kNo : WanRead::kYes;
 }
 
 bool dc_peer_will_fetch(const VersionState& v, const WorkerDirectory& workers, WorkerId reader, std::uint32_t c) {
@@ -67,12 +66,6 @@ bool dc_peer_will_fetch(const VersionState& v, const WorkerDirectory& workers, W
     if (w != workers.end() && w->second.dc == dc && can_fetch(v, workers, id, c)) return true;
   }
   return false;
-}
-
-void drop_seed(VersionState& v, WorkerId reader) {
-  for (auto s = v.wan_seeds.begin(); s != v.wan_seeds.end();) {
-    s = s->second == reader ? v.wan_seeds.erase(s) : std::next(s);
-  }
 }
 
 }  // namespace tensorhub::coord

@@ -1,6 +1,6 @@
 // One WAN copy per datacenter (planner.hpp): which reader of a DC may read a chunk from a holder
-// in another DC. Pure logic over one VersionState and the worker directory; the Coordinator
-// calls it with its mutex held.
+// in another DC. Pure, read-only logic over one VersionState and the worker directory, used by
+// DefaultPlanner (which returns seed changes for the Coordinator to apply).
 //
 // The seed of (version, DC) is the first reader of that DC that asks for a chunk only other DCs
 // hold, and that relays the chunk (it offered its buffer for the chunk's tensor, so the rest of
@@ -21,12 +21,11 @@
 #include <string>
 #include <vector>
 
+#include "tensorhub/coord/planner.hpp"
 #include "tensorhub/coord/types.hpp"
 #include "tensorhub/coord/version_state.hpp"
 
 namespace tensorhub::coord {
-
-using WorkerDirectory = std::map<WorkerId, WorkerInfo>;
 
 // The live seed of `dc` for `v`, or 0.
 WorkerId live_seed(const VersionState& v, const WorkerDirectory& workers, const std::string& dc);
@@ -34,16 +33,19 @@ WorkerId live_seed(const VersionState& v, const WorkerDirectory& workers, const 
 // Every live seed of `v`, by dc (VersionStatus::wan_seeds).
 std::vector<WanSeed> live_seeds(const VersionState& v, const WorkerDirectory& workers);
 
+enum class WanRead : std::uint8_t {
+  kNo,      // wait: another reader of its DC brings the chunk over
+  kYes,     // read across the WAN
+  kAsSeed,  // read across the WAN, and become the DC's seed
+};
+
 // May `reader` (registered) read chunk `c` of `v` across the WAN? Asked only when no holder in
-// its own DC can serve `c` and one in another DC can. May make `reader` its DC's seed.
-bool may_read_across_wan(VersionState& v, const WorkerDirectory& workers, WorkerId reader, std::uint32_t c);
+// its own DC can serve `c` and one in another DC can.
+WanRead may_read_across_wan(const VersionState& v, const WorkerDirectory& workers, WorkerId reader, std::uint32_t c);
 
 // Another live relaying reader of `reader`'s DC does not hold chunk `c` yet but can fetch it from
 // a holder that has not failed it: `reader` may wait for it rather than cross the WAN itself, or
 // rather than give up on `c` when every holder of `c` failed `reader`.
 bool dc_peer_will_fetch(const VersionState& v, const WorkerDirectory& workers, WorkerId reader, std::uint32_t c);
-
-// A read of `reader` failed: if it seeds a DC, it no longer does.
-void drop_seed(VersionState& v, WorkerId reader);
 
 }  // namespace tensorhub::coord

@@ -2,22 +2,29 @@
 // retention, reading-group resolution and source assignment. It stores references, never bytes.
 // Its state is soft: everything in it is a copy of what workers hold and can be rebuilt from
 // them. Thread-safe; serve it in-process (it implements Client) or over gRPC (GrpcServer).
+//
+// A thin locking facade over the parts it owns: Directory (models, versions, latest, dropping),
+// WorkerRegistry (workers, leases, departed history), GroupReads (reading-group pulls and their
+// numbering), SourceSlots (K accounting) and a Planner (source choice, no state). Its files:
+// coordinator.cpp (registration, retention, status), coordinator_lifecycle.cpp (publish,
+// unpublish, drains, deferred withdrawals), coordinator_groups.cpp (resolve, finish),
+// coordinator_reads.cpp (relay offers, acquire, complete), coordinator_liveness.cpp (reaping,
+// forget_worker), coordinator_snapshot.cpp (snapshots, offload lease).
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <functional>
-#include <map>
+#include <memory>
 #include <mutex>
-#include <set>
-#include <tuple>
 
 #include "tensorhub/coord/client.hpp"
-#include "tensorhub/coord/liveness.hpp"
+#include "tensorhub/coord/directory.hpp"
+#include "tensorhub/coord/group_reads.hpp"
 #include "tensorhub/coord/planner.hpp"
 #include "tensorhub/coord/source_slots.hpp"
 #include "tensorhub/coord/version_state.hpp"
+#include "tensorhub/coord/worker_registry.hpp"
 #include "tensorhub/core/log.hpp"
 
 namespace tensorhub::coord {
@@ -89,6 +96,8 @@ struct CoordinatorConfig {
   std::uint32_t incarnation = 0;
   // The coordinator's clock (tests inject one); empty = std::chrono::steady_clock::now.
   std::function<std::chrono::steady_clock::time_point()> clock{};
+  // Source selection (planner.hpp); empty = DefaultPlanner.
+  std::shared_ptr<const Planner> planner{};
 };
 
 class Coordinator final : public Client {
@@ -121,21 +130,9 @@ class Coordinator final : public Client {
   const CoordinatorConfig& config() const { return config_; }
 
  private:
-  struct GroupRead {
-    std::uint64_t version = 0;
-    std::uint64_t ticket = 0;
-    std::uint32_t size = 0;         // the group's size (every member must agree)
-    std::uint32_t joined = 0;       // members that resolved it (or gave up their share)
-    std::uint32_t shares_left = 0;  // members whose pin share is still held
-    std::set<WorkerId> active;      // ranks that resolved and have not finished
-  };
-  using GroupKey = std::tuple<std::string, std::string, std::uint64_t>;  // model, group, seq
-  using MemberKey = std::tuple<std::string, std::string, WorkerId>;      // model, group, worker
-
   // All private helpers expect mu_ held.
-  // The registered worker `id` (UnknownWorker if not).
-  const WorkerInfo& worker(WorkerId id) const;
-  // worker(id), renewing its lease: every call a worker makes counts as a heartbeat.
+  // The registered worker `id`, renewing its lease: every call a worker makes counts as a
+  // heartbeat (UnknownWorker if it is not registered).
   const WorkerInfo& alive(WorkerId id);
   // Declares every worker whose lease expired dead (forget_worker). Called by every public call.
   void reap();
@@ -145,55 +142,35 @@ class Coordinator final : public Client {
   // offload lease and ticket. Its held references are erased (kDead) or withdrawn (kLeft: reads
   // already assigned drain; the reference is forgotten once they have).
   void forget_worker(WorkerId id, WorkerState state, const std::string& reason);
-  void remember_departed(WorkerId id, WorkerState state, std::string reason);
-  // Gives up `reader`'s share of the group read `key` (which must exist): its finish, or a
-  // member that will not pull it. Drops its ticket if it was an active reader there.
-  void release_group_share(const GroupKey& key, WorkerId reader);
+  // Gives up `reader`'s share of the group pull `key`: its finish, or a member that will not
+  // pull it. Ends its pull of the version if it was active there.
+  void release_group_share(GroupReads::Key key, WorkerId reader);
   // How long a waiting call sleeps before it reaps again.
   std::chrono::milliseconds reap_tick() const;
-  VersionState& version_or_throw(const std::string& model, std::uint64_t version);
-  VersionState* find_version(const std::string& model, std::uint64_t version);
-  std::optional<std::uint64_t> latest_locked(const std::string& model) const;
   std::uint32_t outstanding(const VersionState& v, const Holder& h) const;
   void forget_if_drained(const std::string& model, std::uint64_t version, WorkerId worker);
   // Forgets withdrawn holders of departed workers that have nothing outstanding, then
-  // drop_if_unused.
+  // drops the version if nothing keeps it.
   void forget_departed_drained(const std::string& model, std::uint64_t version);
-  // Erases the version if nothing keeps it any more (no holder, not retained, no group pin);
-  // an uncommitted one once it has no pending shard.
-  void drop_if_unused(const std::string& model, std::uint64_t version);
   // Withdrawing `worker`'s reference to `v` now would leave the model without a readable
   // version while a newer one is being published: the withdrawal is deferred (unpublish).
   bool withdrawal_must_wait(const std::string& model, const VersionState& v, WorkerId worker) const;
   // Applies the deferred withdrawals of `model` that no longer need to wait.
   void apply_deferred_withdrawals(const std::string& model);
-  static void withdraw(Holder& h, std::uint64_t ticket);
   bool lease_alive(const VersionState& v) const;
   std::chrono::steady_clock::time_point now() const;
-  // Fills `cands`/`holders` with the holders that may serve chunk `c` to `reader` now, applying
-  // the local-first and WAN seed rules (planner.hpp). Returns false if no holder has `c` at all.
-  bool candidates_for(VersionState& v, WorkerId reader, const WorkerInfo& me, std::uint32_t c,
-                      std::vector<Candidate>& cands, std::vector<Holder*>& holders);
-  // Releases `reader`'s idle slots at holders of `v` that have nothing it still wants.
-  void release_unneeded_slots(const VersionState& v, WorkerId reader);
+  PlanView plan_view(const VersionState& v) const;
 
   CoordinatorConfig config_;
+  std::shared_ptr<const Planner> planner_;
   Logger log_;
   mutable std::mutex mu_;
   std::condition_variable changed_;
-  WorkerId next_worker_ = 1;
   std::uint64_t ticket_ = 0;  // orders resolutions and withdrawals
-  std::map<WorkerId, WorkerInfo> workers_;
-  Liveness liveness_;
-  struct Departed {
-    WorkerStatus status;
-    std::chrono::steady_clock::time_point when;
-  };
-  std::deque<Departed> departed_;  // the last kMaxDeparted workers that died or left
-  std::map<std::string, std::map<std::uint64_t, VersionState>> models_;
-  std::map<GroupKey, GroupRead> group_reads_;
-  std::map<MemberKey, std::uint64_t> group_pulls_;  // each member's resolves (or given-up shares)
-  SourceSlots slots_;                               // who each holder serves (K accounting)
+  WorkerRegistry workers_;
+  Directory directory_;
+  GroupReads groups_;
+  SourceSlots slots_;  // who each holder serves (K accounting)
 };
 
 }  // namespace tensorhub::coord

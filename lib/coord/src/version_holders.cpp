@@ -1,0 +1,174 @@
+// VersionState: its holders, the reads and pulls pinning them, seeds, retention and what a
+// worker that goes leaves behind (design: version_state.hpp).
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "tensorhub/coord/version_state.hpp"
+#include "tensorhub/core/error.hpp"
+
+namespace tensorhub::coord {
+
+const Holder* VersionState::find_holder(WorkerId worker) const {
+  const auto it = holders_.find(worker);
+  return it == holders_.end() ? nullptr : &it->second;
+}
+
+Holder& VersionState::holder_or_throw(WorkerId worker, const char* what) {
+  const auto it = holders_.find(worker);
+  if (it == holders_.end()) {
+    throw UserError(std::string(what) + ": worker " + std::to_string(worker) + " holds no reference to '" + model_ +
+                    "' v" + std::to_string(version_));
+  }
+  return it->second;
+}
+
+void VersionState::add_relay(WorkerId reader, std::vector<std::string> regions) {
+  if (regions.size() != manifest_.tensors.size()) throw UserError("relay offer: one region slot per tensor");
+  Holder h;
+  h.worker = reader;
+  h.depth = 1;
+  h.regions = std::move(regions);
+  h.have.assign(manifest_.chunks.size(), 0);
+  holders_.insert_or_assign(reader, std::move(h));
+}
+
+void VersionState::merge_relay(WorkerId reader, const std::vector<std::string>& regions) {
+  if (regions.size() != manifest_.tensors.size()) throw UserError("relay offer: one region slot per tensor");
+  auto& h = holder_or_throw(reader, "relay offer");
+  for (std::size_t t = 0; t < regions.size(); ++t) {
+    if (h.regions[t].empty()) h.regions[t] = regions[t];
+  }
+}
+
+void VersionState::mark_held(WorkerId reader, std::uint32_t c) {
+  const auto it = holders_.find(reader);
+  if (it == holders_.end()) throw UserError("complete: relay chunks reported without a relay offer");
+  auto& h = it->second;
+  if (c >= h.have.size()) throw UserError("complete: chunk id out of range");
+  if (!h.have[c]) {
+    h.have[c] = 1;
+    ++h.chunks_held;
+  }
+}
+
+void VersionState::note_source_depth(WorkerId reader, std::uint32_t source_depth) {
+  const auto it = holders_.find(reader);
+  if (it != holders_.end()) it->second.depth = std::max(it->second.depth, source_depth + 1);
+}
+
+void VersionState::withdraw(WorkerId worker, std::uint64_t ticket) {
+  auto& h = holder_or_throw(worker, "withdraw");
+  h.withdraw_deferred = false;
+  if (h.withdrawn) return;
+  h.withdrawn = true;
+  h.withdrawn_ticket = ticket;
+}
+
+void VersionState::defer_withdrawal(WorkerId worker) {
+  auto& h = holder_or_throw(worker, "withdraw");
+  if (!h.withdrawn) h.withdraw_deferred = true;
+}
+
+void VersionState::erase_holder(WorkerId worker) { holders_.erase(worker); }
+
+void VersionState::pin_read(WorkerId holder, WorkerId reader) {
+  auto& h = holder_or_throw(holder, "read");
+  ++h.pins;
+  ++h.pinned_by[reader];
+}
+
+bool VersionState::unpin_read(WorkerId holder, WorkerId reader) {
+  const auto it = holders_.find(holder);
+  if (it == holders_.end()) return false;
+  auto& h = it->second;
+  const auto pin = h.pinned_by.find(reader);
+  if (pin == h.pinned_by.end()) return false;
+  --h.pins;
+  if (--pin->second == 0) h.pinned_by.erase(pin);
+  return true;
+}
+
+void VersionState::start_pull(WorkerId reader, std::uint64_t ticket) { reader_tickets_[reader] = ticket; }
+
+void VersionState::end_pull(WorkerId reader) {
+  reader_tickets_.erase(reader);
+  still_wanted_.erase(reader);
+}
+
+bool VersionState::may_serve(const Holder& h, WorkerId reader) const {
+  if (!h.withdrawn) return true;
+  const auto t = reader_tickets_.find(reader);
+  return t != reader_tickets_.end() && t->second < h.withdrawn_ticket;
+}
+
+std::uint32_t VersionState::pulls_before_withdrawal(const Holder& h) const {
+  if (!h.withdrawn) return 0;
+  std::uint32_t n = 0;
+  for (const auto& [reader, ticket] : reader_tickets_) n += reader != h.worker && ticket < h.withdrawn_ticket ? 1 : 0;
+  return n;
+}
+
+void VersionState::set_still_wanted(WorkerId reader, std::vector<std::uint32_t> chunks) {
+  still_wanted_[reader] = std::move(chunks);
+}
+
+const std::vector<std::uint32_t>& VersionState::still_wanted(WorkerId reader) const {
+  static const std::vector<std::uint32_t> kNone;
+  const auto w = still_wanted_.find(reader);
+  return w == still_wanted_.end() ? kNone : w->second;
+}
+
+bool VersionState::has_or_relays_any(const Holder& h, std::span<const std::uint32_t> chunks) const {
+  const bool relay = !h.origin && !h.withdrawn;
+  for (const auto c : chunks) {
+    if (c >= h.have.size()) continue;
+    if (h.have[c] || (relay && !h.regions[manifest_.chunks[c].tensor].empty())) return true;
+  }
+  return false;
+}
+
+void VersionState::drop_seed(WorkerId reader) {
+  std::erase_if(wan_seeds_, [reader](const auto& s) { return s.second == reader; });
+}
+
+void VersionState::unpin_group() {
+  if (group_pins_ > 0) --group_pins_;
+}
+
+void VersionState::release() {
+  if (retained_ == 0) throw UserError("'" + model_ + "' v" + std::to_string(version_) + " is not retained");
+  --retained_;
+}
+
+void VersionState::attach_snapshot(std::string path) {
+  snapshot_ = std::move(path);
+  offload_lease_ = 0;
+}
+
+VersionState::Forgotten VersionState::forget_worker(WorkerId id, bool keep_reference, std::uint64_t ticket) {
+  Forgotten out;
+  out.pending = drop_pending(id);
+  if (holders_.count(id)) {
+    out.reference = true;
+    if (keep_reference) {
+      withdraw(id, ticket);  // reads already assigned to it drain
+    } else {
+      holders_.erase(id);
+    }
+  }
+  for (auto& [hid, h] : holders_) {
+    const auto p = h.pinned_by.find(id);
+    if (p == h.pinned_by.end()) continue;
+    h.pins -= std::min(h.pins, p->second);
+    out.pins += p->second;
+    h.pinned_by.erase(p);
+  }
+  if (offload_lease_ == id) offload_lease_ = 0;
+  end_pull(id);
+  drop_seed(id);
+  std::erase_if(failed_pairs_, [id](const auto& p) { return p.first == id || p.second == id; });
+  return out;
+}
+
+}  // namespace tensorhub::coord
