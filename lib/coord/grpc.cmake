@@ -1,10 +1,10 @@
-# gRPC control plane of tensorhub_coord. Included from lib/coord/CMakeLists.txt after the target
-# tensorhub_coord exists. Needs Protobuf (module mode), gRPC (config mode) and
-# TENSORHUB_GRPC_CPP_PLUGIN from share/cmake/TensorHubDependencies.cmake.
+# tensorhub_coord_grpc: the gRPC control plane (client, server, codec, standby). Included from
+# lib/coord/CMakeLists.txt after tensorhub_coord_protocol exists. Needs Protobuf (module mode),
+# gRPC (config mode) and TENSORHUB_GRPC_CPP_PLUGIN from share/cmake/TensorHubDependencies.cmake.
 #
 # tensorhub_proto: C++ generated from share/proto/tensorhub.proto, built as its own static
 # library so that the generated code gets neither our warning flags nor -Werror. It is linked
-# PRIVATE into tensorhub_coord: no public TensorHub header includes generated code or gRPC.
+# PRIVATE into tensorhub_coord_grpc: no public TensorHub header includes generated code or gRPC.
 
 get_filename_component(_th_proto_dir "${CMAKE_CURRENT_LIST_DIR}/../../share/proto" ABSOLUTE)
 set(_th_proto_src "${_th_proto_dir}/tensorhub.proto")
@@ -47,7 +47,7 @@ target_compile_options(tensorhub_proto PRIVATE -w)
 target_include_directories(tensorhub_proto SYSTEM PUBLIC "$<BUILD_INTERFACE:${_th_proto_out}>")
 target_link_libraries(tensorhub_proto PUBLIC protobuf::libprotobuf gRPC::grpc++)
 
-target_sources(tensorhub_coord PRIVATE
+add_library(tensorhub_coord_grpc
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_client.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_calls.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_core.cpp
@@ -55,4 +55,7 @@ target_sources(tensorhub_coord PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_workers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_server.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/standby.cpp)
-target_link_libraries(tensorhub_coord PRIVATE tensorhub_proto)
+add_library(TensorHub::coord_grpc ALIAS tensorhub_coord_grpc)
+th_target_defaults(tensorhub_coord_grpc)
+target_link_libraries(tensorhub_coord_grpc PUBLIC tensorhub_coord_protocol tensorhub_core Threads::Threads
+                      PRIVATE tensorhub_proto)
