@@ -6,7 +6,7 @@
 // hold, and that relays the chunk (it offered its buffer for the chunk's tensor, so the rest of
 // its DC can read the chunk from it). Every other reader of the DC waits for such chunks and is
 // then served by the seed. A seed is live while it is registered and its relay reference is not
-// withdrawn; a failed read ends its term (drop_seed). The next relaying reader that asks then
+// withdrawn; a failed read ends its term (Planner::drop_seed_on_failure). The next relaying reader that asks then
 // becomes the seed.
 //
 // Fallbacks, so that nobody waits for a copy that never comes:
