@@ -28,11 +28,16 @@ int main(int argc, char** argv) {
   using namespace tensorhub::cli;
   Args args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "--version") args[0] = "version";
-  // Errors name the command they came from: "tensorhub pull: ...", or "tensorhub: ..." for a
-  // missing or unknown command.
+  // Errors name the command they came from: "tensorhub pull: ...", "tensorhub bench fanout: ...",
+  // or "tensorhub: ..." for a missing or unknown command.
   std::string who = "tensorhub";
   for (const auto& c : top_level_commands()) {
-    if (!args.empty() && c.name == args[0]) who += " " + args[0];
+    if (args.empty() || c.name != args[0]) continue;
+    who += " " + args[0];
+    if (c.subcommands == nullptr || args.size() < 2) break;
+    for (const auto& sub : c.subcommands()) {
+      if (sub.name == args[1]) who += " " + args[1];
+    }
   }
   try {
     return dispatch("tensorhub", kIntro, top_level_commands(), args);

@@ -12,11 +12,13 @@ namespace {
 
 bool given(const po::variables_map& vm, const char* name) { return vm.count(name) > 0 && !vm[name].defaulted(); }
 
-// Copies alias `alias` into `target` when it was given; `flag` names the canonical spelling.
+// Copies alias `alias` into `target` when it was given; `flag` is the canonical option, `shown`
+// its spellings for the message.
 template <typename T>
-void apply(const po::variables_map& vm, const char* alias, const char* flag, const T& value, T& target) {
+void apply(const po::variables_map& vm, const char* alias, const char* flag, const char* shown, const T& value,
+           T& target) {
   if (!given(vm, alias)) return;
-  if (given(vm, flag)) throw UserError(std::string("--") + alias + " is an alias of " + flag + ": give one of them");
+  if (given(vm, flag)) throw UserError(std::string("--") + alias + " is an alias of " + shown + ": give one of them");
   target = value;
 }
 
@@ -52,10 +54,10 @@ void SweepFlags::resolve(const po::variables_map& vm) {
     }
     minbytes = maxbytes = size_alias_;
   }
-  apply(vm, "begin", "-b/--minbytes", begin_alias_, minbytes);
-  apply(vm, "end", "-e/--maxbytes", end_alias_, maxbytes);
-  apply(vm, "factor", "-f/--stepfactor", factor_alias_, stepfactor);
-  apply(vm, "versions", "-n/--iters", versions_alias_, iters);
+  apply(vm, "begin", "minbytes", "-b/--minbytes", begin_alias_, minbytes);
+  apply(vm, "end", "maxbytes", "-e/--maxbytes", end_alias_, maxbytes);
+  apply(vm, "factor", "stepfactor", "-f/--stepfactor", factor_alias_, stepfactor);
+  apply(vm, "versions", "iters", "-n/--iters", versions_alias_, iters);
   // A scenario that runs one size by default keeps to one size when only -b is given.
   if (single_size_default_ && (given(vm, "minbytes") || given(vm, "begin")) && !given(vm, "maxbytes") &&
       !given(vm, "end")) {

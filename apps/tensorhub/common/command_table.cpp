@@ -47,7 +47,7 @@ int dispatch(std::string_view prog, std::string_view intro, CommandTable table, 
   const std::string& name = args[0];
   if (name == "--help" || name == "-h" || name == "help") {
     if (name == "help" && args.size() > 1) return dispatch(prog, intro, table, {args[1], "--help"});
-    std::cout << intro << "\ncommands ([MPI]: run under mpirun or srun):\n" << command_listing(table);
+    std::cout << intro << "\ncommands: ([MPI]: run under mpirun or srun)\n" << command_listing(table);
     return 0;
   }
   const Command* c = find(table, name);

@@ -115,6 +115,10 @@ bool parse_options(const std::string& command, po::options_description& desc, co
                                       return "";
                                     }),
               vm);
+  } catch (const po::error_with_option_name& e) {
+    std::string name = e.get_option_name();
+    name.erase(0, name.find_first_not_of('-'));
+    throw UserError("in the environment: " + env_name(name) + ": " + e.what());
   } catch (const po::error& e) {
     throw UserError(std::string("in the environment (TENSORHUB_<OPTION>): ") + e.what());
   }
