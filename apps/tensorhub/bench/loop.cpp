@@ -39,7 +39,7 @@ nlohmann::json record_json(const PullRecord& r, std::optional<double> sr) {
           {"verified", r.verified == 1}};
 }
 
-LoopRig::LoopRig(const CommonFlags& f, const Model& m) : model_(m) {
+LoopRig::LoopRig(const CommonFlags& f, const Model& m) {
   mpi::check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
   mpi::check(MPI_Comm_size(MPI_COMM_WORLD, &world_), "MPI_Comm_size");
   if (world_ < 2) throw UserError("needs at least 2 ranks (trainer and >= 1 rollout); got " + std::to_string(world_));

@@ -55,7 +55,6 @@ class LoopRig {
   void close();
 
  private:
-  const Model& model_;
   int rank_ = 0;
   int world_ = 0;
   std::unique_ptr<Hub> hub_;
