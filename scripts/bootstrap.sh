@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Debian packages TensorHub's build needs, only those missing.
+# Installs the Debian packages TensorHub's build, tests and lint step need, only those missing.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 readonly ROOT
 
-# Keep in sync with share/cmake/TensorHubDependencies.cmake.
-PACKAGES=(
+# The build. Keep in sync with share/cmake/TensorHubDependencies.cmake.
+BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libopenmpi-dev openmpi-bin libucx-dev
   libhwloc-dev hwloc
@@ -16,20 +16,37 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libxxhash-dev
 )
+# What the tests run besides the build (so that as root no test is skipped, see tests/):
+#   slurmctld slurmd slurm-client munge   tests/slurm: scripts/slurm-local.sh (munged, mungekey,
+#                                          slurmctld, slurmd, sbatch, srun, sinfo, squeue, scontrol)
+#   iproute2 util-linux                    tests/netsim: ip, tc, ss; unshare, flock
+#   python3                                JSON checks of tests/cli and tests/netsim
+TEST_PACKAGES=(
+  slurmctld slurmd slurm-client munge
+  iproute2 util-linux
+  python3
+)
+# scripts/lint.sh (run by .ci/run).
+LINT_PACKAGES=(clang-format clang-tidy)
 
 usage() {
   cat <<TXT
-Usage: scripts/bootstrap.sh [--check | --list | --help]
+Usage: scripts/bootstrap.sh [--build-only] [--check | --list | --help]
 
-Installs the Debian 12 packages needed to build TensorHub ($ROOT), but only
-the ones that are missing: one 'apt-get update' and one 'apt-get install
---no-install-recommends' for those. Prints nothing and takes well under a
-second when everything is already installed. Uses sudo when not root.
+Installs the Debian 12 packages needed to build and test TensorHub ($ROOT),
+but only the ones that are missing: one 'apt-get update' and one 'apt-get
+install --no-install-recommends' for those. Prints nothing and takes well
+under a second when everything is already installed. Uses sudo when not root.
+Three lists: the build (${#BUILD_PACKAGES[@]} packages), what the tests run (Slurm and munge for
+tests/slurm, iproute2/util-linux for tests/netsim, python3) and the lint tools
+(clang-format, clang-tidy). scripts/build.sh installs the build list only;
+scripts/test.sh and .ci/run install all three.
 
 Options:
-  --check   only report missing packages; exit 1 if any are missing
-  --list    print the package list and exit
-  --help    this text
+  --build-only  only the build list
+  --check       only report missing packages; exit 1 if any are missing
+  --list        print the package list (with --build-only: the build list) and exit
+  --help        this text
 
 Environment:
   TENSORHUB_SKIP_BOOTSTRAP=1   do nothing (dependencies provided another way)
@@ -40,13 +57,22 @@ TXT
 }
 
 mode=install
-case "${1:-}" in
-  -h | --help) usage; exit 0 ;;
-  --check) mode=check ;;
-  --list) printf '%s\n' "${PACKAGES[@]}"; exit 0 ;;
-  "") ;;
-  *) echo "bootstrap.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
-esac
+build_only=0
+for arg in "$@"; do
+  case "$arg" in
+    -h | --help) usage; exit 0 ;;
+    --build-only) build_only=1 ;;
+    --check) mode=check ;;
+    --list) mode=list ;;
+    *) echo "bootstrap.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
+  esac
+done
+PACKAGES=("${BUILD_PACKAGES[@]}")
+((build_only)) || PACKAGES+=("${TEST_PACKAGES[@]}" "${LINT_PACKAGES[@]}")
+if [[ "$mode" == list ]]; then
+  printf '%s\n' "${PACKAGES[@]}"
+  exit 0
+fi
 
 if [[ "${TENSORHUB_SKIP_BOOTSTRAP:-0}" == 1 ]]; then
   exit 0

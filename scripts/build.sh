@@ -52,7 +52,7 @@ if [[ -n "${BUILD_FLAGS:-}" ]]; then
   flag_args=("-DCMAKE_C_FLAGS_${build_type^^}=$BUILD_FLAGS" "-DCMAKE_CXX_FLAGS_${build_type^^}=$BUILD_FLAGS")
 fi
 
-"$ROOT/scripts/bootstrap.sh"
+"$ROOT/scripts/bootstrap.sh" --build-only
 
 # A build directory made with another generator cannot be reconfigured with Ninja.
 cache="$build_dir/CMakeCache.txt"

@@ -9,7 +9,8 @@ usage() {
   cat <<'TXT'
 Usage: scripts/test.sh [CTEST_ARGS...]
 
-Installs missing Debian packages, configures with -DTENSORHUB_WERROR=ON and
+Installs missing Debian packages (scripts/bootstrap.sh: the build's and what the
+tests run, such as Slurm and munge), configures with -DTENSORHUB_WERROR=ON and
 -DTENSORHUB_BUILD_TESTS=ON, builds (scripts/build.sh), then runs
 'ctest --output-on-failure CTEST_ARGS...'. The exit status is ctest's.
 This is the command CI runs (.ci/run).
@@ -23,6 +24,8 @@ Environment:
   BUILD_DIR, BUILD_TYPE, BUILD_FLAGS, BUILD_TARGETS, JOBS, TENSORHUB_CMAKE_ARGS
                  as for scripts/build.sh
   CTEST_PARALLEL_LEVEL   run that many tests at once (ctest's own variable)
+  TENSORHUB_NO_SKIPS=1   fail (exit 1) when a selected test is skipped or not run, or when
+                 no test is selected (scripts/ci/ctest-no-skips.sh; .ci/run sets it)
 Open MPI settings exported for the tests: OMPI_MCA_rmaps_base_oversubscribe=1, and
 OMPI_ALLOW_RUN_AS_ROOT=1 / OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 when run as root.
 Sanitizer builds default ASAN_OPTIONS=detect_leaks=0 (Open MPI's own allocations
@@ -52,6 +55,7 @@ case "$sanitize" in
 esac
 [[ "$build_dir" == /* ]] || build_dir="$ROOT/$build_dir"
 
+"$ROOT/scripts/bootstrap.sh" # the tests' packages too (build.sh installs the build's only)
 BUILD_DIR=$build_dir "$ROOT/scripts/build.sh" \
   -DTENSORHUB_WERROR=ON -DTENSORHUB_BUILD_TESTS=ON -DTENSORHUB_SANITIZE="$sanitize"
 
@@ -65,4 +69,14 @@ if [[ -n "$sanitize" ]]; then
 fi
 
 echo "+ ctest --test-dir $build_dir --output-on-failure $*" >&2
-exec ctest --test-dir "$build_dir" --output-on-failure "$@"
+if [[ "${TENSORHUB_NO_SKIPS:-0}" != 1 ]]; then
+  exec ctest --test-dir "$build_dir" --output-on-failure "$@"
+fi
+log=$(mktemp "${TMPDIR:-/tmp}/tensorhub-ctest.XXXXXX.log")
+rc=0
+ctest --test-dir "$build_dir" --output-on-failure --no-tests=error "$@" 2>&1 | tee "$log" || rc=${PIPESTATUS[0]}
+skips=0
+"$ROOT/scripts/ci/ctest-no-skips.sh" "$log" || skips=1
+rm -f "$log"
+((rc != 0)) || rc=$skips
+exit "$rc"

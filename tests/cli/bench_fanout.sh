@@ -30,4 +30,20 @@ echo "+ bench fanout, 3 ranks, --link-mbit, 2 rounds of tensorhub and star"
 python3 "$here/check_fanout_json.py" "$dir/g.json" 2 tensorhub,star --link
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert all(len(m['rounds']) == 2 for m in d['methods']), d" \
   "$dir/g.json"
+
+echo "+ bench fanout, 3 ranks, nccl-tests flags: sizes 1 and 2 MiB (-b -e -f), 1 warm-up and 1 timed round"
+"$mpiexec" "$@" -n 3 "$bin" bench fanout -b 1MiB -e 2MiB -f 2 -w 1 -n 1 --tensors 4 --methods tensorhub,star \
+  --json "$dir/s.json"
+python3 - "$dir/s.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+sizes = d["sizes"]
+assert d["benchmark"] == "fanout" and len(sizes) == 2, d.keys()
+for want, s in zip((1 << 20, 2 << 20), sizes):
+    assert abs(s["model_bytes"] - want) <= want // 8, (want, s["model_bytes"])
+    assert s["warmup"] == 1 and s["iterations"] == 1, (s["warmup"], s["iterations"])
+    assert [m["method"] for m in s["methods"]] == ["tensorhub", "star"], s["methods"]
+    assert all(m["verified"] and len(m["rounds"]) == 1 for m in s["methods"]), s["methods"]
+print("sweep json: ok", [s["model_bytes"] for s in sizes])
+PY
 echo "bench fanout: ok"

@@ -1,0 +1,109 @@
+#include "bench/loop.hpp"
+
+#include "tensorhub/mpi/mpi.hpp"
+
+namespace tensorhub::cli::bench {
+namespace {
+
+constexpr const char* kModel = "policy";
+constexpr std::size_t kRecordFields = 7;
+
+}  // namespace
+
+std::vector<std::vector<PullRecord>> gather_records(const std::vector<PullRecord>& mine) {
+  std::vector<double> flat;
+  for (const auto& r : mine) {
+    flat.insert(flat.end(),
+                {r.at, r.seconds, r.version, r.origin_bytes, r.relay_bytes, r.verified, static_cast<double>(r.kind)});
+  }
+  std::vector<std::vector<PullRecord>> out;
+  for (const auto& row : gather_rows(MPI_COMM_WORLD, flat)) {
+    out.emplace_back();
+    for (std::size_t i = 0; i + kRecordFields <= row.size(); i += kRecordFields) {
+      out.back().push_back(PullRecord{row[i], row[i + 1], row[i + 2], row[i + 3], row[i + 4], row[i + 5],
+                                      static_cast<PullRecord::Kind>(static_cast<int>(row[i + 6]))});
+    }
+  }
+  return out;
+}
+
+nlohmann::json record_json(const PullRecord& r, std::optional<double> sr) {
+  static const char* kinds[] = {"first", "pull", "nothing-new", "broadcast"};
+  return {{"at_s", r.at},
+          {"seconds", r.seconds},
+          {"ratio", ratio_json(r.seconds, sr)},
+          {"kind", kinds[static_cast<int>(r.kind) & 3]},
+          {"version", static_cast<std::uint64_t>(r.version)},
+          {"origin_bytes", r.origin_bytes},
+          {"relay_bytes", r.relay_bytes},
+          {"verified", r.verified == 1}};
+}
+
+LoopRig::LoopRig(const CommonFlags& f, const Model& m) {
+  mpi::check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
+  mpi::check(MPI_Comm_size(MPI_COMM_WORLD, &world_), "MPI_Comm_size");
+  if (world_ < 2) throw UserError("needs at least 2 ranks (trainer and >= 1 rollout); got " + std::to_string(world_));
+  const int buffers = trainer() ? 2 : 1;
+  hub_ = Hub::join(MPI_COMM_WORLD, f.hub.to_options(static_cast<std::uint64_t>(buffers) * m.arena_bytes));
+  for (int i = 0; i < buffers; ++i) {
+    arenas_.emplace_back(m.specs, hub_->allocate(m.arena_bytes));
+    arenas_.back().clear();  // fault the pages in before any timing
+  }
+  published_.resize(arenas_.size());
+}
+
+void LoopRig::publish(std::uint64_t v) {
+  const std::size_t b = v % arenas_.size();
+  if (published_[b]) hub_->unpublish(kModel, *published_[b]);
+  published_[b].reset();
+  arenas_[b].fill(v);
+  hub_->publish(kModel, v, arenas_[b].tensors());
+  published_[b] = v;
+}
+
+void LoopRig::publish_on_schedule(Clock::time_point t0, double period, std::uint64_t last) {
+  for (std::uint64_t v = 2; v <= last; ++v) {
+    progress_sleep_until(at_offset(t0, static_cast<double>(v - 1) * period));
+    publish(v);
+  }
+}
+
+PullRecord LoopRig::pull_latest(Clock::time_point t0, PullRecord::Kind kind) {
+  PullRecord r;
+  const auto start = Clock::now();
+  r.at = std::chrono::duration<double>(start - t0).count();
+  const auto latest = hub_->latest(kModel);
+  if (!latest || (held_ && *latest <= *held_)) {
+    r.kind = PullRecord::kNothingNew;
+    r.version = held_ ? static_cast<double>(*held_) : 0;
+    r.verified = 1;
+    r.seconds = seconds_since(start);
+    return r;
+  }
+  const auto got = hub_->pull(kModel, Version::exact(*latest), arena().tensors());
+  r.seconds = seconds_since(start);
+  r.kind = kind;
+  r.version = static_cast<double>(got.version);
+  r.origin_bytes = static_cast<double>(got.origin_bytes);
+  r.relay_bytes = static_cast<double>(got.relay_bytes);
+  r.verified = arena().matches(got.version) ? 1 : 0;
+  held_ = got.version;
+  return r;
+}
+
+bool LoopRig::wait_newer(std::chrono::milliseconds timeout) {
+  return hub_->wait_for(kModel, held_, timeout).has_value();
+}
+
+void LoopRig::close() {
+  if (trainer()) {
+    for (auto& p : published_) {
+      if (p) hub_->unpublish(kModel, *p);
+      p.reset();
+    }
+  }
+  mpi::sleepy_barrier(MPI_COMM_WORLD);
+  hub_->close();
+}
+
+}  // namespace tensorhub::cli::bench

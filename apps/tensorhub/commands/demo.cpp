@@ -1,0 +1,192 @@
+// tensorhub demo: one MPI job = coordinator (rank 0) + a trainer group + rollout ranks.
+// The trainer group publishes N versions of a synthetic model (each rank one shard, two
+// buffers used in turn so a version stays untouched while the next is computed); each rollout
+// pulls `latest` every step, verifies it and becomes a relay for the ranks behind it.
+#include <mpi.h>
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "common/command_table.hpp"
+#include "common/commands.hpp"
+#include "common/options.hpp"
+#include "common/report.hpp"
+#include "common/synthetic.hpp"
+#include "tensorhub/core/units.hpp"
+#include "tensorhub/hub.hpp"
+#include "tensorhub/mpi/mpi.hpp"
+
+namespace po = boost::program_options;
+
+namespace tensorhub::cli {
+namespace {
+
+struct DemoConfig {
+  std::string size = "512MiB";
+  std::uint32_t tensors = 40;
+  std::uint32_t versions = 3;
+  std::uint32_t trainers = 2;
+  std::string chunk = "4MiB";
+  std::uint32_t max_readers = 2;
+  std::string json;
+  bool verify = true;
+};
+
+// Per rollout and version: seconds, bytes, origin bytes, relay bytes, version read.
+constexpr int kFields = 5;
+
+int run_demo(const DemoConfig& c, int rank) {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < static_cast<int>(c.trainers) + 2) {
+    throw UserError("demo needs at least " + std::to_string(c.trainers + 2) + " ranks (1 coordinator, " +
+                    std::to_string(c.trainers) + " trainers, >=1 rollout); got " + std::to_string(size));
+  }
+  const bool trainer = rank >= 1 && rank <= static_cast<int>(c.trainers);
+  const bool rollout = rank > static_cast<int>(c.trainers);
+  const int rollouts = size - 1 - static_cast<int>(c.trainers);
+
+  const auto specs = synthetic_model(parse_bytes(c.size), c.tensors);
+  std::uint64_t model_bytes = 0;
+  for (const auto& s : specs) model_bytes += s.bytes();
+  // Trainer shards: tensor i belongs to trainer rank i % trainers.
+  std::vector<TensorSpec> shard;
+  for (std::size_t i = 0; trainer && i < specs.size(); ++i) {
+    if (i % c.trainers == static_cast<std::size_t>(rank - 1)) shard.push_back(specs[i]);
+  }
+
+  HubOptions opt;
+  opt.chunk_bytes = parse_bytes(c.chunk);
+  opt.max_readers_per_source = c.max_readers;
+  // Registered memory: trainers hold two copies of their shard, rollouts one model.
+  opt.pool_bytes = trainer ? 2 * Arena::bytes_needed(shard) : rollout ? Arena::bytes_needed(specs) : 0;
+  auto hub = Hub::join(MPI_COMM_WORLD, opt);
+  mpi::Comm trainers = mpi::Comm::split(MPI_COMM_WORLD, trainer ? 0 : MPI_UNDEFINED, rank);
+  if (rank == 0) {
+    std::printf(
+        "tensorhub demo: %d ranks (coordinator 0, trainers 1-%u, rollouts %u-%d), model %s in %zu bf16 tensors, "
+        "chunk %s, coordinator %s\n",
+        size, c.trainers, c.trainers + 1, size - 1, format_bytes(model_bytes).c_str(), specs.size(), c.chunk.c_str(),
+        hub->coordinator_address().c_str());
+  }
+
+  // Two arenas used in turn, so a version stays untouched while the next one is computed.
+  std::vector<Arena> arenas;
+  if (trainer) {
+    arenas.emplace_back(shard, hub->allocate(Arena::bytes_needed(shard)));
+    arenas.emplace_back(shard, hub->allocate(Arena::bytes_needed(shard)));
+  }
+  std::optional<Arena> dest;
+  if (rollout) {
+    dest.emplace(specs, hub->allocate(Arena::bytes_needed(specs)));
+    dest->clear();  // fault the pages in before timing
+  }
+
+  std::vector<double> mine(static_cast<std::size_t>(kFields) * c.versions, 0.0);
+  std::optional<std::uint64_t> last;
+  for (std::uint32_t step = 1; step <= c.versions; ++step) {
+    if (trainer) {
+      Arena& a = arenas[step % 2];
+      a.fill(step);
+      hub->publish("policy", step, a.tensors(), Group::of(trainers.get(), "trainer"));
+      if (step > 1) hub->unpublish("policy", step - 1);  // waits for readers of step-1
+    }
+    if (rollout) {
+      if (!hub->wait_for("policy", last, std::chrono::seconds(120))) {
+        throw TimeoutError("no new version of 'policy' within 120 s");
+      }
+      PullOptions po;
+      po.verify = c.verify;
+      const auto r = hub->pull("policy", Version::latest(), dest->tensors(), po);
+      if (!dest->matches(r.version))
+        throw ChecksumError("rollout read a version whose contents do not match its stamp");
+      last = r.version;
+      double* f = &mine[(step - 1) * kFields];
+      f[0] = r.seconds;
+      f[1] = static_cast<double>(r.bytes);
+      f[2] = static_cast<double>(r.origin_bytes);
+      f[3] = static_cast<double>(r.relay_bytes);
+      f[4] = static_cast<double>(r.version);
+    }
+    mpi::sleepy_barrier(MPI_COMM_WORLD);  // one training step per round
+  }
+
+  std::vector<double> all(rank == 0 ? mine.size() * static_cast<std::size_t>(size) : 0);
+  mpi::check(MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
+                        static_cast<int>(mine.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD),
+             "MPI_Gather(demo results)");
+  hub->close();
+  if (rank != 0) return 0;
+
+  std::vector<std::string> headers{"version", "bytes"};
+  for (int r = 0; r < rollouts; ++r) headers.push_back("rank" + std::to_string(c.trainers + 1 + r) + " s (GB/s)");
+  headers.insert(headers.end(), {"trainer sent", "relayed"});
+  Table table(headers);
+  nlohmann::json j;
+  j["command"] = "mpirun -n " + std::to_string(size) + " --mca osc ucx tensorhub demo --size " + c.size +
+                 " --tensors " + std::to_string(c.tensors) + " --versions " + std::to_string(c.versions);
+  j["model_bytes"] = model_bytes;
+  j["ranks"] = size;
+  j["trainers"] = c.trainers;
+  j["chunk_bytes"] = opt.chunk_bytes;
+  j["steps"] = nlohmann::json::array();
+  for (std::uint32_t s = 0; s < c.versions; ++s) {
+    double origin = 0;
+    double relay = 0;
+    std::vector<std::string> row{std::to_string(s + 1), format_bytes(model_bytes)};
+    nlohmann::json js{{"step", s + 1}, {"pulls", nlohmann::json::array()}};
+    for (int r = 0; r < rollouts; ++r) {
+      const double* f = &all[static_cast<std::size_t>(c.trainers + 1 + r) * mine.size() + s * kFields];
+      origin += f[2];
+      relay += f[3];
+      row.push_back(fmt(f[0], 3) + " (" + fmt(f[1] / f[0] / 1e9, 2) + ")");
+      js["pulls"].push_back({{"rank", c.trainers + 1 + r},
+                             {"version", static_cast<std::uint64_t>(f[4])},
+                             {"seconds", f[0]},
+                             {"bytes", f[1]},
+                             {"gbps", f[1] / f[0] / 1e9},
+                             {"origin_bytes", f[2]},
+                             {"relay_bytes", f[3]}});
+    }
+    row.push_back(format_bytes(static_cast<std::uint64_t>(origin)));
+    row.push_back(format_bytes(static_cast<std::uint64_t>(relay)));
+    js["trainer_bytes_sent"] = origin;
+    js["relayed_bytes"] = relay;
+    j["steps"].push_back(js);
+    table.add(row);
+  }
+  table.print(stdout);
+  std::printf("every pull verified: per-chunk xxHash64 and the version stamp of each tensor\n");
+  if (!c.json.empty()) {
+    write_json_file(c.json, j);
+    std::printf("wrote %s\n", c.json.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int cmd_demo(const Args& args) {
+  DemoConfig c;
+  po::options_description desc(help_head(
+      "demo", "Ranks: 0 = coordinator, 1..T = trainer group, the rest = rollouts (one reading group each).\n"));
+  bool no_verify = false;
+  desc.add_options()("size", po::value(&c.size)->default_value(c.size), "model size (e.g. 512MiB, 1GiB)")(
+      "tensors", po::value(&c.tensors)->default_value(c.tensors), "about this many tensors")(
+      "versions", po::value(&c.versions)->default_value(c.versions), "versions to publish")(
+      "trainers", po::value(&c.trainers)->default_value(c.trainers), "trainer ranks (one shard each)")(
+      "chunk", po::value(&c.chunk)->default_value(c.chunk), "transfer chunk size")(
+      "max-readers", po::value(&c.max_readers)->default_value(c.max_readers), "concurrent readers per source (K)")(
+      "no-verify", po::bool_switch(&no_verify), "skip checksum verification (relays still verify)")(
+      "json", po::value(&c.json), "also write the results as JSON to this file");
+  po::variables_map vm;
+  if (!parse_options("demo", desc, args, vm)) return 0;
+  c.verify = !no_verify;
+  parse_bytes(c.size);  // bad values fail here, before MPI starts
+  parse_bytes(c.chunk);
+  if (c.versions == 0 || c.trainers == 0) throw UserError("--versions and --trainers must be at least 1");
+  return run_mpi_command("demo", [&](int rank) { return run_demo(c, rank); });
+}
+
+}  // namespace tensorhub::cli

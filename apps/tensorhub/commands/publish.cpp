@@ -1,0 +1,198 @@
+// tensorhub publish: the ranks running this command form one publishing (trainer) group and
+// publish versions of a model: synthetic weights (every --interval seconds, each replacing the
+// previous), or one version loaded from an HDF5 snapshot (`snapshot load` is the same). Tensor i
+// of the model is held by group rank i % group size. Publishers keep serving until every rank
+// of the job is done (readers started with them in the same mpirun / srun), plus --hold seconds.
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <thread>
+
+#include "common/command_table.hpp"
+#include "common/commands.hpp"
+#include "common/job.hpp"
+#include "common/options.hpp"
+#include "common/report.hpp"
+#include "common/synthetic.hpp"
+#include "tensorhub/core/env.hpp"
+#include "tensorhub/core/units.hpp"
+#include "tensorhub/snapshot/snapshot.hpp"
+
+namespace tensorhub::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct PublishConfig {
+  std::string model = "policy";
+  std::string synthetic = "256MiB";
+  std::uint32_t tensors = 16;
+  std::string from;  // snapshot file
+  std::uint32_t versions = 1;
+  std::uint64_t start = 1;
+  double interval = 0;
+  double hold = 0;
+  bool retain = false;
+  std::string json;
+  HubFlags hub;
+};
+
+std::vector<TensorSpec> my_share(const std::vector<TensorSpec>& all, const mpi::Comm& group) {
+  std::vector<TensorSpec> out;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (static_cast<int>(i % static_cast<std::size_t>(group.size())) == group.rank()) out.push_back(all[i]);
+  }
+  return out;
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+int run_publish(const PublishConfig& c) {
+  std::optional<snapshot::SnapshotInfo> file;
+  std::vector<TensorSpec> specs;
+  if (!c.from.empty()) {
+    file = snapshot::inspect(c.from);
+    for (const auto& t : file->manifest.tensors) specs.push_back(t.spec);
+  } else {
+    specs = synthetic_model(parse_bytes(c.synthetic), c.tensors);
+  }
+  const std::string& model = file ? file->manifest.model : c.model;
+  const std::uint32_t versions = file ? 1 : c.versions;
+  const std::uint64_t first = file ? file->manifest.version : c.start;
+  const std::uint64_t model_bytes = Arena::bytes_needed(specs);
+
+  std::vector<TensorSpec> shard;
+  Job job = join_job(Role::kPublish, c.hub, model_bytes, [&](std::uint64_t, const mpi::Comm& group) {
+    shard = my_share(specs, group);
+    // Two buffers used in turn, so a version stays untouched while the next one is computed.
+    return (versions > 1 ? 2 : 1) * Arena::bytes_needed(shard) + (1u << 20);
+  });
+  Hub& hub = *job.hub;
+  const bool lead = job.role.rank() == 0;
+  const Group group = Group::of(job.role.get(), "publish:" + model);
+  if (lead) {
+    std::printf("tensorhub publish: '%s' %s in %zu tensors, publishing group of %d rank%s, coordinator %s\n",
+                model.c_str(), format_bytes(model_bytes).c_str(), specs.size(), job.role.size(),
+                job.role.size() == 1 ? "" : "s", hub.coordinator_address().c_str());
+    std::fflush(stdout);
+  }
+
+  std::vector<Arena> arenas;
+  for (int i = 0; i < (versions > 1 ? 2 : 1); ++i) arenas.emplace_back(shard, hub.allocate(Arena::bytes_needed(shard)));
+  if (file && !shard.empty()) {
+    std::vector<Tensor> mine(arenas[0].tensors().begin(), arenas[0].tensors().end());
+    snapshot::read(c.from, mine, /*verify=*/true);
+  }
+
+  nlohmann::json jv = nlohmann::json::array();
+  const auto t0 = Clock::now();
+  for (std::uint32_t i = 0; i < versions; ++i) {
+    const std::uint64_t v = first + i;
+    // Paced like a trainer step: version i is due at t0 + i * interval.
+    const auto due = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c.interval * i));
+    std::this_thread::sleep_until(due);
+    Arena& a = arenas[i % arenas.size()];
+    if (!file) a.fill(v);
+    const auto tp = Clock::now();
+    hub.publish(model, v, a.tensors(), group);
+    const double publish_s = seconds_since(tp);
+    double unpublish_s = 0;
+    if (i > 0) {
+      const auto tu = Clock::now();
+      hub.unpublish(model, v - 1);  // waits for the reads of v-1 in flight
+      unpublish_s = seconds_since(tu);
+    }
+    double slowest = publish_s;  // the version is visible once the slowest shard is in
+    for (const double t : mpi::gather_double(job.role.get(), 0, publish_s)) slowest = std::max(slowest, t);
+    if (lead) {
+      std::printf("published '%s' v%llu: %s, publish %.1f ms (slowest shard)", model.c_str(),
+                  static_cast<unsigned long long>(v), format_bytes(model_bytes).c_str(), slowest * 1e3);
+      if (i > 0)
+        std::printf(", v%llu unpublished in %.1f ms (its reads drained)", static_cast<unsigned long long>(v - 1),
+                    unpublish_s * 1e3);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+    jv.push_back({{"version", v}, {"publish_ms", slowest * 1e3}, {"previous_drain_ms", unpublish_s * 1e3}});
+  }
+  const std::uint64_t last = first + versions - 1;
+  if (c.retain && lead) {
+    hub.retain(model, last);
+    std::printf("retained '%s' v%llu\n", model.c_str(), static_cast<unsigned long long>(last));
+    if (c.hub.snapshot_dir.empty() && !env::text("TENSORHUB_SNAPSHOT_DIR")) {
+      std::printf(
+          "warning: no --snapshot-dir: when this job ends, the retained version cannot be offloaded;\n"
+          "         leaving fails and the version is LOST until `tensorhub recover` re-seeds it\n");
+    }
+  }
+  if (c.hold > 0) std::this_thread::sleep_for(std::chrono::duration<double>(c.hold));
+  leave_job(job);
+  if (lead) {
+    std::printf("publish done: %u version(s) of '%s', last v%llu\n", versions, model.c_str(),
+                static_cast<unsigned long long>(last));
+    if (!c.json.empty()) {
+      write_json_file(c.json, {{"model", model},
+                               {"model_bytes", model_bytes},
+                               {"tensors", specs.size()},
+                               {"ranks", job.role.size()},
+                               {"versions", jv}});
+    }
+  }
+  return 0;
+}
+
+void add_publish_options(po::options_description& desc, PublishConfig& c, bool synthetic) {
+  if (synthetic) {
+    desc.add_options()("model", po::value(&c.model)->default_value(c.model), "model name")(
+        "synthetic", po::value(&c.synthetic)->default_value(c.synthetic),
+        "publish synthetic bf16 weights of this total size (e.g. 1GiB)")(
+        "tensors", po::value(&c.tensors)->default_value(c.tensors), "about this many synthetic tensors")(
+        "versions", po::value(&c.versions)->default_value(c.versions), "synthetic versions to publish")(
+        "start-version", po::value(&c.start)->default_value(c.start), "number of the first version")(
+        "interval", po::value(&c.interval)->default_value(c.interval), "seconds between versions (a training step)");
+  }
+  desc.add_options()("retain", po::bool_switch(&c.retain),
+                     "retain the last version (kept readable; see --snapshot-dir)")(
+      "hold", po::value(&c.hold)->default_value(c.hold), "seconds to keep serving after the last version")(
+      "json", po::value(&c.json), "write the per-version timings as JSON to this file");
+  c.hub.add_to(desc);
+}
+
+void check_publish(const PublishConfig& c) {
+  c.hub.check();
+  if (c.from.empty()) parse_bytes(c.synthetic);
+  if (c.versions == 0) throw UserError("--versions must be at least 1");
+  if (c.interval < 0 || c.hold < 0) throw UserError("--interval and --hold must not be negative");
+}
+
+}  // namespace
+
+int cmd_publish(const Args& args) {
+  PublishConfig c;
+  po::options_description desc(help_head("publish", "The ranks running publish form one publishing group.\n"));
+  add_publish_options(desc, c, true);
+  desc.add_options()("from", po::value(&c.from), "publish the version stored in this snapshot file instead");
+  po::variables_map vm;
+  if (!parse_options("publish", desc, args, vm)) return 0;
+  check_publish(c);
+  return run_mpi_command("publish", [&](int) { return run_publish(c); });
+}
+
+int cmd_snapshot_load(const Args& args) {
+  PublishConfig c;
+  po::options_description desc(help_head("snapshot load", "FILE is positional.\n"));
+  add_publish_options(desc, c, false);
+  desc.add_options()("file", po::value(&c.from)->required(), "snapshot file (positional)");
+  po::positional_options_description pos;
+  pos.add("file", 1);
+  po::variables_map vm;
+  if (!parse_options("snapshot", desc, args, vm, &pos)) return 0;
+  check_publish(c);
+  snapshot::inspect(c.from);  // a bad file fails here, before MPI starts
+  return run_mpi_command("snapshot load", [&](int) { return run_publish(c); });
+}
+
+}  // namespace tensorhub::cli

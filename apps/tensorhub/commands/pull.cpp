@@ -1,0 +1,304 @@
+// tensorhub pull: the ranks running this command read a version (or follow a stream of
+// versions) from whoever holds it, verify it, and optionally write it to an HDF5 snapshot.
+// Each rank is its own reader (a rollout engine), or with --group all of them form one reading
+// group that splits the tensors (rank r reads tensor i when i % size == r) and resolves one
+// version together. `snapshot save` is a grouped pull with --out.
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <thread>
+
+#include "common/command_table.hpp"
+#include "common/commands.hpp"
+#include "common/job.hpp"
+#include "common/options.hpp"
+#include "common/progress.hpp"
+#include "common/report.hpp"
+#include "common/synthetic.hpp"
+#include "tensorhub/core/units.hpp"
+#include "tensorhub/snapshot/snapshot.hpp"
+
+namespace tensorhub::cli {
+namespace {
+
+struct PullConfig {
+  std::string model = "policy";
+  std::string version = "latest";
+  std::optional<std::uint64_t> follow;  // keep pulling until this version
+  double generate = 0;                  // seconds of "generation" between pulls
+  double wait = 120;                    // seconds to wait for a (new) version
+  double hold = 0;                      // seconds to keep relaying after the last pull
+  bool keep_going = false;              // --follow: report a failed pull and go on
+  bool verify = true;
+  bool relay = true;
+  bool group = false;
+  bool check_pattern = false;
+  bool overwrite = false;
+  std::string out;
+  std::string json;
+  HubFlags hub;
+};
+
+std::optional<std::uint64_t> parse_version(const std::string& s) {
+  if (s == "latest") return std::nullopt;
+  try {
+    std::size_t pos = 0;
+    const auto v = std::stoull(s, &pos);
+    if (pos == s.size()) return v;
+  } catch (const std::exception&) {
+  }
+  throw UserError("--version must be 'latest' or a version number, not '" + s + "'");
+}
+
+// Waits up to `wait` until the version (or any version, for latest) is readable and returns its
+// manifest; a version published a little after this job started is the normal case.
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+Manifest wait_for_manifest(Hub& hub, const std::string& model, std::optional<std::uint64_t> want,
+                           std::chrono::milliseconds wait) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  if (!want) {
+    if (!hub.wait_for(model, std::nullopt, wait)) {
+      throw TimeoutError("no readable version of '" + model + "' within " + std::to_string(wait.count() / 1000) + " s");
+    }
+    return hub.manifest(model, Version::latest());
+  }
+  for (auto pause = std::chrono::milliseconds(5);; pause = std::min(pause * 2, std::chrono::milliseconds(200))) {
+    try {
+      return hub.manifest(model, Version::exact(*want));
+    } catch (const NotFoundError& e) {
+      if (std::chrono::steady_clock::now() + pause > deadline) {
+        throw NotFoundError(std::string(e.what()) + " (waited " + std::to_string(wait.count() / 1000) + " s)");
+      }
+    }
+    std::this_thread::sleep_for(pause);
+  }
+}
+
+// What one rank measured over all its pulls.
+struct Totals {
+  double pulls = 0, bytes = 0, seconds = 0, origin = 0, relay = 0, file = 0, min_gbps = 1e30, max_gbps = 0, last = 0;
+};
+
+int run_pull(const PullConfig& c, Role role) {
+  const auto want = parse_version(c.version);
+  const bool relay = c.relay && !(role == Role::kSnapshotSave);
+  Job job = join_job(role, c.hub, 0, [&](std::uint64_t model_bytes, const mpi::Comm&) -> std::uint64_t {
+    // Relayed buffers must be registered memory; without relaying any memory will do.
+    return relay ? model_bytes + (1u << 20) : (1u << 20);
+  });
+  Hub& hub = *job.hub;
+  const int me = job.role.rank();
+  const int n = job.role.size();
+  const bool lead = me == 0;
+  // Relaying needs registered memory: sized from a publisher of this job, or given by --pool (a
+  // job of readers only, joining a running hub).
+  const bool pooled = relay && (job.model_bytes > 0 || !c.hub.pool.empty());
+  if (relay && !pooled && lead) {
+    std::printf(
+        "note: no publisher in this job announced the model size and --pool was not given;\n"
+        "      pulling into unregistered memory without relaying to later readers\n");
+  }
+
+  // Wait for something to read, then learn the tensors (shapes do not change between versions).
+  const auto wait = std::chrono::milliseconds(static_cast<std::int64_t>(c.wait * 1000));
+  const Manifest first = wait_for_manifest(hub, c.model, want, wait);
+  std::vector<TensorSpec> specs;
+  for (std::size_t i = 0; i < first.tensors.size(); ++i) {
+    if (!c.group || static_cast<int>(i % static_cast<std::size_t>(n)) == me) specs.push_back(first.tensors[i].spec);
+  }
+  std::optional<Arena> dest;
+  if (pooled) {
+    dest.emplace(specs, hub.allocate(Arena::bytes_needed(specs)));
+  } else {
+    dest.emplace(specs);
+  }
+  dest->clear();  // fault the pages in before timing
+
+  PullOptions po;
+  po.verify = c.verify;
+  po.relay = pooled;
+  if (c.group) po.group = Group::of(job.role.get(), "pull:" + c.model);
+  Totals t;
+  std::optional<std::uint64_t> last;
+  std::uint32_t failures = 0;
+  auto last_ok = std::chrono::steady_clock::now();
+  for (;;) {
+    if (failures > 0 && std::chrono::steady_clock::now() - last_ok > wait) {
+      throw TimeoutError("no pull of '" + c.model + "' succeeded for " + fmt(c.wait, 0) + " s (" +
+                         std::to_string(failures) + " failed)");
+    }
+    if (c.follow && last && !hub.wait_for(c.model, last, wait)) {
+      throw TimeoutError("no version of '" + c.model + "' newer than v" + std::to_string(*last) + " within " +
+                         fmt(c.wait, 0) + " s (following until v" + std::to_string(*c.follow) + ")");
+    }
+    ProgressLine bar("pulling '" + c.model + "'", lead);
+    po.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
+    PullResult r;
+    try {
+      r = hub.pull(c.model, want ? Version::exact(*want) : Version::latest(), dest->tensors(), po);
+    } catch (const Error& e) {
+      // Holders gone (NotFoundError) or coordinator unreachable (TransportError): go on with the
+      // next version. Bad input and corrupt data still end the command.
+      const bool lost = dynamic_cast<const NotFoundError*>(&e) || dynamic_cast<const TransportError*>(&e);
+      if (!c.keep_going || !lost) throw;
+      bar.finish();
+      ++failures;
+      std::printf("rank %d: pull of '%s' failed at %.3f: %s (going on)\n", job.world_rank, c.model.c_str(),
+                  unix_seconds(), e.what());
+      std::fflush(stdout);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    bar.finish();
+    if (c.check_pattern && !dest->matches(r.version)) {
+      throw ChecksumError("v" + std::to_string(r.version) + " does not carry the synthetic pattern of v" +
+                          std::to_string(r.version) + " (torn or foreign data)");
+    }
+    const double gbps = static_cast<double>(r.bytes) / r.seconds / 1e9;
+    std::printf("rank %d pulled '%s' v%llu: %s in %.3f s (%.2f GB/s); from publishers %s, relays %s%s%s; at %.3f\n",
+                job.world_rank, c.model.c_str(), static_cast<unsigned long long>(r.version),
+                format_bytes(r.bytes).c_str(), r.seconds, gbps, format_bytes(r.origin_bytes).c_str(),
+                format_bytes(r.relay_bytes).c_str(),
+                r.file_bytes > 0 ? (", snapshot file " + format_bytes(r.file_bytes)).c_str() : "",
+                r.failed_reads > 0 ? (", " + std::to_string(r.failed_reads) + " failed reads reassigned").c_str() : "",
+                unix_seconds());
+    std::fflush(stdout);
+    t.pulls += 1;
+    t.bytes += static_cast<double>(r.bytes);
+    t.seconds += r.seconds;
+    t.origin += static_cast<double>(r.origin_bytes);
+    t.relay += static_cast<double>(r.relay_bytes);
+    t.file += static_cast<double>(r.file_bytes);
+    t.min_gbps = std::min(t.min_gbps, gbps);
+    t.max_gbps = std::max(t.max_gbps, gbps);
+    t.last = static_cast<double>(r.version);
+    last = r.version;
+    last_ok = std::chrono::steady_clock::now();
+    if (!c.follow || *last >= *c.follow) break;
+    if (c.generate > 0) std::this_thread::sleep_for(std::chrono::duration<double>(c.generate));
+  }
+  if (c.hold > 0) std::this_thread::sleep_for(std::chrono::duration<double>(c.hold));  // keep relaying
+
+  if (!c.out.empty()) {
+    const Manifest m = hub.manifest(c.model, Version::exact(*last));
+    ProgressLine bar("writing " + c.out, lead);
+    const auto progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
+    const auto t0 = std::chrono::steady_clock::now();
+    if (c.group) {
+      snapshot::write(job.role.get(), c.out, m, dest->tensors(), c.overwrite, progress);
+    } else if (lead) {
+      snapshot::write(c.out, m, dest->tensors(), c.overwrite, progress);
+    }
+    bar.finish();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (lead) {
+      std::printf("wrote '%s' v%llu to %s (%s, %.2f s)\n", c.model.c_str(), static_cast<unsigned long long>(*last),
+                  c.out.c_str(), format_bytes(m.total_bytes()).c_str(), s);
+    }
+  }
+
+  // Summary over the readers of this command.
+  const std::vector<double> mine{t.pulls, t.bytes,    t.seconds,  t.origin, t.relay,
+                                 t.file,  t.min_gbps, t.max_gbps, t.last,   static_cast<double>(job.world_rank)};
+  std::vector<double> all(lead ? mine.size() * static_cast<std::size_t>(n) : 0);
+  mpi::check(MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
+                        static_cast<int>(mine.size()), MPI_DOUBLE, 0, job.role.get()),
+             "MPI_Gather(pull results)");
+  leave_job(job);
+  if (!lead) return 0;
+  Table table({"reader (rank)", "pulls", "last version", "bytes", "GB/s min..max", "from publishers", "from relays",
+               "from files"});
+  nlohmann::json jr = nlohmann::json::array();
+  for (int r = 0; r < n; ++r) {
+    const double* f = &all[static_cast<std::size_t>(r) * mine.size()];
+    table.add({std::to_string(r) + " (" + fmt(f[9], 0) + ")", fmt(f[0], 0), fmt(f[8], 0),
+               format_bytes(static_cast<std::uint64_t>(f[1])), fmt(f[6], 2) + ".." + fmt(f[7], 2),
+               format_bytes(static_cast<std::uint64_t>(f[3])), format_bytes(static_cast<std::uint64_t>(f[4])),
+               format_bytes(static_cast<std::uint64_t>(f[5]))});
+    jr.push_back({{"reader", r},
+                  {"rank", f[9]},
+                  {"pulls", f[0]},
+                  {"last_version", f[8]},
+                  {"bytes", f[1]},
+                  {"seconds", f[2]},
+                  {"origin_bytes", f[3]},
+                  {"relay_bytes", f[4]},
+                  {"file_bytes", f[5]},
+                  {"min_gbps", f[6]},
+                  {"max_gbps", f[7]}});
+  }
+  table.print(stdout);
+  if (c.verify)
+    std::printf("every pull verified: xxHash64 of every chunk%s\n",
+                c.check_pattern ? " and the synthetic pattern" : "");
+  if (!c.json.empty()) write_json_file(c.json, {{"model", c.model}, {"group", c.group}, {"readers", jr}});
+  return 0;
+}
+
+void add_pull_options(po::options_description& desc, PullConfig& c, bool full) {
+  desc.add_options()("model", po::value(&c.model)->default_value(c.model), "model name")(
+      "version", po::value(&c.version)->default_value(c.version), "'latest' or a version number")(
+      "wait", po::value(&c.wait)->default_value(c.wait), "seconds to wait for a (newer) version");
+  if (full) {
+    desc.add_options()("follow", po::value<std::uint64_t>(), "keep pulling the latest version until this one")(
+        "generate", po::value(&c.generate)->default_value(c.generate),
+        "seconds to sleep between pulls (a rollout generating)")(
+        "keep-going", po::bool_switch(&c.keep_going),
+        "with --follow: a pull that fails (its holders died, coordinator unreachable) is reported and the "
+        "next version is pulled")("hold", po::value(&c.hold)->default_value(c.hold),
+                                  "seconds to keep relaying after the last pull")(
+        "group", po::bool_switch(&c.group), "all pull ranks form one reading group and split the tensors")(
+        "no-verify", po::bool_switch(), "skip checksum verification (relays still verify)")(
+        "no-relay", po::bool_switch(), "do not serve what was pulled to later readers")(
+        "check-pattern", po::bool_switch(&c.check_pattern),
+        "also check the synthetic pattern of `publish --synthetic` (tests)")(
+        "out", po::value(&c.out), "write the (last) version pulled to this HDF5 snapshot file");
+  }
+  desc.add_options()("overwrite", po::bool_switch(&c.overwrite), "replace an existing --out file")(
+      "json", po::value(&c.json), "write per-reader results as JSON to this file");
+  c.hub.add_to(desc);
+}
+
+}  // namespace
+
+int cmd_pull(const Args& args) {
+  PullConfig c;
+  po::options_description desc(
+      help_head("pull", "Readers pull from publishers or from earlier readers (relay); every chunk is verified.\n"));
+  add_pull_options(desc, c, true);
+  po::variables_map vm;
+  if (!parse_options("pull", desc, args, vm)) return 0;
+  c.hub.check();
+  if (vm.count("follow")) c.follow = vm["follow"].as<std::uint64_t>();
+  c.verify = !vm["no-verify"].as<bool>();
+  c.relay = !vm["no-relay"].as<bool>();
+  const auto want = parse_version(c.version);
+  if (c.follow && want) throw UserError("--follow pulls the latest version; it cannot be combined with --version N");
+  if (c.generate < 0 || !(c.wait > 0)) throw UserError("--generate must be >= 0 and --wait > 0");
+  if (c.hold < 0) throw UserError("--hold must not be negative");
+  if (c.keep_going && !c.follow) throw UserError("--keep-going needs --follow");
+  return run_mpi_command("pull", [&](int) { return run_pull(c, Role::kPull); });
+}
+
+int cmd_snapshot_save(const Args& args) {
+  PullConfig c;
+  po::options_description desc(help_head(
+      "snapshot save",
+      "The ranks of this command read the version as one group and write the file together (parallel HDF5).\n"));
+  add_pull_options(desc, c, false);
+  desc.add_options()("out", po::value(&c.out)->required(), "snapshot file to write");
+  po::variables_map vm;
+  if (!parse_options("snapshot", desc, args, vm)) return 0;
+  c.hub.check();
+  parse_version(c.version);
+  c.group = true;
+  c.relay = false;
+  return run_mpi_command("snapshot save", [&](int) { return run_pull(c, Role::kSnapshotSave); });
+}
+
+}  // namespace tensorhub::cli

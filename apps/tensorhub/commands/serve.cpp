@@ -1,0 +1,81 @@
+// tensorhub serve: a standalone coordinator (no MPI), for hubs shared by several jobs.
+// Workers reach it with HubOptions::hub_address or TENSORHUB_HUB=host:port.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "common/command_table.hpp"
+#include "common/commands.hpp"
+#include "common/options.hpp"
+#include "tensorhub/coord/coordinator.hpp"
+#include "tensorhub/coord/grpc_server.hpp"
+#include "tensorhub/coord/standby.hpp"
+#include "tensorhub/core/error.hpp"
+
+namespace po = boost::program_options;
+
+namespace tensorhub::cli {
+
+int cmd_serve(const Args& args) {
+  std::string listen = "0.0.0.0:7070";
+  coord::CoordinatorConfig cfg;
+  std::int64_t lease_ms = cfg.lease.count();
+  coord::StandbyOptions standby;
+  std::int64_t takeover_ms = standby.takeover_after.count();
+  po::options_description desc(
+      help_head("serve",
+                "Failover: on a second host run  tensorhub serve --standby-of HOST1:7070  and give workers both\n"
+                "addresses, TENSORHUB_HUB=HOST1:7070,HOST2:7070: the standby refuses calls while the primary\n"
+                "answers and takes over when it has been silent for --takeover-after; workers then register\n"
+                "again and re-publish what they hold (README \"Failure model\").\n"));
+  desc.add_options()("listen", po::value(&listen)->default_value(listen),
+                     "address:port to listen on (port 0 = any free port)")(
+      "max-readers", po::value(&cfg.max_readers_per_source)->default_value(cfg.max_readers_per_source),
+      "concurrent readers one source serves (K)")(
+      "lease", po::value(&lease_ms)->default_value(lease_ms),
+      "worker lease in ms: a worker silent this long is declared dead and its references, pins and slots "
+      "are removed; suspect (no new reads) after half of it. Workers heartbeat every lease/5. 0 = never")(
+      "standby-of", po::value(&standby.primary), "run as the standby of the primary coordinator at HOST:PORT")(
+      "takeover-after", po::value(&takeover_ms)->default_value(takeover_ms),
+      "standby: take over when the primary has not answered for this many ms");
+  po::variables_map vm;
+  if (!parse_options("serve", desc, args, vm)) return 0;
+  if (lease_ms < 0) throw UserError("--lease must not be negative");
+  if (takeover_ms <= 0) throw UserError("--takeover-after must be positive");
+  cfg.lease = std::chrono::milliseconds(lease_ms);
+  standby.takeover_after = std::chrono::milliseconds(takeover_ms);
+  standby.probe = std::min(standby.probe, standby.takeover_after);
+
+  // Block the stop signals in every thread (gRPC's included), then wait for one here.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+  coord::Coordinator coordinator(cfg);
+  std::unique_ptr<coord::StandbyWatch> watch;
+  coord::GrpcServerOptions server_options;
+  if (!standby.primary.empty()) {
+    watch = std::make_unique<coord::StandbyWatch>(standby);
+    server_options.refuse = [w = watch.get()] { return w->refusal(); };
+  }
+  coord::GrpcServer server(coordinator, listen, server_options);
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::printf("tensorhub coordinator listening on %s (pid %d, lease %lld ms%s)\n", server.address_for(host).c_str(),
+              getpid(), static_cast<long long>(lease_ms), watch ? (", standby of " + standby.primary).c_str() : "");
+  std::fflush(stdout);
+  int sig = 0;
+  sigwait(&stop, &sig);
+  std::printf("tensorhub coordinator: signal %d, shutting down\n", sig);
+  server.shutdown();
+  return 0;
+}
+
+}  // namespace tensorhub::cli

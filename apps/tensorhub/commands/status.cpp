@@ -1,0 +1,154 @@
+// tensorhub status: what the hub knows — models, versions, who holds them, pins, retention and
+// snapshot files. Talks to the coordinator over gRPC; no MPI.
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "common/command_table.hpp"
+#include "common/commands.hpp"
+#include "common/hub_state.hpp"
+#include "common/options.hpp"
+#include "common/report.hpp"
+#include "tensorhub/core/units.hpp"
+
+namespace tensorhub::cli {
+namespace {
+
+const char* state_name(coord::WorkerState s) {
+  switch (s) {
+    case coord::WorkerState::kAlive:
+      return "alive";
+    case coord::WorkerState::kSuspect:
+      return "suspect";
+    case coord::WorkerState::kDead:
+      return "dead";
+    case coord::WorkerState::kLeft:
+      return "left";
+  }
+  return "?";
+}
+
+nlohmann::json workers_json(const std::vector<coord::WorkerStatus>& workers) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& w : workers) {
+    out.push_back({{"worker", w.worker},
+                   {"state", state_name(w.state)},
+                   {"host", w.info.host},
+                   {"rank", w.info.rank},
+                   {"dc", w.info.dc},
+                   {"transport", w.info.transport},
+                   {"silent_ms", w.silent_ms},
+                   {"reason", w.reason}});
+  }
+  return out;
+}
+
+// One line of counts, then a table of the workers that are not plainly alive (or of all).
+void print_workers(const std::vector<coord::WorkerStatus>& workers, bool all) {
+  std::size_t n[4] = {};
+  for (const auto& w : workers) ++n[static_cast<int>(w.state)];
+  std::printf("\nworkers: %zu alive, %zu suspect; recently gone: %zu dead, %zu left\n", n[0], n[1], n[2], n[3]);
+  Table t({"worker", "state", "host", "rank", "silent", "reason"});
+  for (const auto& w : workers) {
+    if (!all && w.state == coord::WorkerState::kAlive) continue;
+    const bool gone = w.state == coord::WorkerState::kDead || w.state == coord::WorkerState::kLeft;
+    t.add({std::to_string(w.worker), state_name(w.state), w.info.host, std::to_string(w.info.rank),
+           std::to_string(w.silent_ms) + " ms" + (gone ? " ago" : ""), w.reason.empty() ? "-" : w.reason});
+  }
+  if (!t.empty()) t.print(stdout);
+}
+
+}  // namespace
+
+int cmd_status(const Args& args) {
+  std::string hub;
+  double deadline = 5;
+  bool json = false;
+  bool holders = false;
+  bool all_workers = false;
+  po::options_description desc(
+      help_head("status",
+                "Workers: suspect ones (silent for half the lease, or a failed read from them), and those that\n"
+                "died (lease expired) or left recently; retained versions and their snapshot files.\n"));
+  desc.add_options()("hub", po::value(&hub), "coordinator host:port (or TENSORHUB_HUB)")(
+      "holders", po::bool_switch(&holders), "also list every holder of every version")(
+      "workers", po::bool_switch(&all_workers), "list every worker (default: only suspect, dead and left ones)")(
+      "rpc-deadline", po::value(&deadline)->default_value(deadline), "seconds to wait for the coordinator")(
+      "json", po::bool_switch(&json), "print JSON instead of tables");
+  po::variables_map vm;
+  if (!parse_options("status", desc, args, vm)) return 0;
+  const auto client = connect_hub(hub, deadline);
+  const auto models = client->status();
+  const auto workers = client->workers();
+
+  if (json) {
+    nlohmann::json j{{"hub", hub}, {"models", nlohmann::json::array()}};
+    for (const auto& m : models) {
+      nlohmann::json jm{{"model", m.model}, {"versions", nlohmann::json::array()}};
+      for (const auto& v : m.versions) {
+        nlohmann::json jh = nlohmann::json::array();
+        for (const auto& h : v.holder_list) {
+          jh.push_back({{"worker", h.worker},
+                        {"host", h.host},
+                        {"rank", h.rank},
+                        {"origin", h.origin},
+                        {"withdrawn", h.withdrawn},
+                        {"pins", h.pins},
+                        {"chunks_held", h.chunks_held},
+                        {"chunks_total", h.chunks_total}});
+        }
+        nlohmann::json js = nlohmann::json::array();
+        for (const auto& seed : v.wan_seeds) js.push_back({{"dc", seed.dc}, {"worker", seed.worker}});
+        jm["versions"].push_back({{"version", v.version},
+                                  {"state", version_state(v)},
+                                  {"committed", v.committed},
+                                  {"readable", v.readable},
+                                  {"retained", v.retained},
+                                  {"holders", v.holders},
+                                  {"origin_holders", v.origin_holders},
+                                  {"pins", v.pins},
+                                  {"bytes", v.bytes},
+                                  {"snapshot", v.snapshot},
+                                  {"holder_list", jh},
+                                  {"wan_seeds", js}});
+      }
+      j["models"].push_back(jm);
+    }
+    j["workers"] = workers_json(workers);
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  if (models.empty()) {
+    std::printf("hub %s: no models\n", hub.c_str());
+    print_workers(workers, all_workers);
+    return 0;
+  }
+  Table t({"model", "version", "state", "size", "holders (publishers)", "pins", "retained", "snapshot"});
+  for (const auto& m : models) {
+    for (const auto& v : m.versions) {
+      t.add({m.model, std::to_string(v.version), version_state(v), format_bytes(v.bytes),
+             std::to_string(v.holders) + " (" + std::to_string(v.origin_holders) + ")", std::to_string(v.pins),
+             v.retained ? "yes (" + std::to_string(v.retained) + ")" : "no", v.snapshot.empty() ? "-" : v.snapshot});
+    }
+  }
+  std::printf("hub %s\n", hub.c_str());
+  t.print(stdout);
+  if (holders) {
+    Table h({"model", "version", "worker", "host", "rank", "role", "chunks", "pins", "withdrawn"});
+    for (const auto& m : models) {
+      for (const auto& v : m.versions) {
+        for (const auto& x : v.holder_list) {
+          h.add({m.model, std::to_string(v.version), std::to_string(x.worker), x.host, std::to_string(x.rank),
+                 x.origin ? "publisher" : "relay", std::to_string(x.chunks_held) + "/" + std::to_string(x.chunks_total),
+                 std::to_string(x.pins), x.withdrawn ? "yes" : "no"});
+        }
+      }
+    }
+    std::printf("\n");
+    h.print(stdout);
+  }
+  print_workers(workers, all_workers);
+  return 0;
+}
+
+}  // namespace tensorhub::cli

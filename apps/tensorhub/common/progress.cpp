@@ -1,0 +1,40 @@
+#include "common/progress.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "tensorhub/core/units.hpp"
+
+namespace tensorhub::cli {
+
+ProgressLine::ProgressLine(std::string label, bool enabled)
+    : label_(std::move(label)),
+      active_(enabled && isatty(STDERR_FILENO) == 1),
+      start_(std::chrono::steady_clock::now()),
+      last_(start_) {}
+
+ProgressLine::~ProgressLine() { finish(); }
+
+void ProgressLine::update(std::uint64_t done, std::uint64_t total) {
+  if (!active_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (done < total && now - last_ < std::chrono::milliseconds(100)) return;
+  last_ = now;
+  const double s = std::chrono::duration<double>(now - start_).count();
+  const double rate = s > 0 ? static_cast<double>(done) / s : 0;
+  const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0;
+  std::fprintf(stderr, "\r%s %s / %s  %.2f GB/s  ETA %.0f s   ", label_.c_str(), format_bytes(done).c_str(),
+               format_bytes(total).c_str(), rate / 1e9, eta);
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+void ProgressLine::finish() {
+  if (!drawn_) return;
+  std::fprintf(stderr, "\r\033[K");
+  std::fflush(stderr);
+  drawn_ = false;
+}
+
+}  // namespace tensorhub::cli

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Bad usage of `tensorhub`: every case exits 2 with exactly one line on stderr (nothing on stdout)
+# that says what is wrong. Cases: a missing or unknown command at each level of the command
+# table, an alias given with its own flag, out-of-range bench flags, a bad value in the
+# environment (TENSORHUB_<OPTION>). Usage: usage_errors.sh TENSORHUB_BIN
+set -euo pipefail
+bin=${1:?usage: usage_errors.sh TENSORHUB_BIN}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+failed=0
+# check "EXPECTED TEXT" [VAR=VALUE...] -- ARGS...
+check() {
+  local want=$1 rc
+  shift
+  local envs=()
+  while [[ $1 != -- ]]; do envs+=("$1") && shift; done
+  shift
+  rc=0
+  env "${envs[@]}" "$bin" "$@" >"$dir/out" 2>"$dir/err" </dev/null || rc=$?
+  local lines
+  lines=$(wc -l <"$dir/err")
+  if [[ $rc -ne 2 || $lines -ne 1 || -s "$dir/out" ]] || ! grep -qF -- "$want" "$dir/err"; then
+    echo "FAIL: tensorhub $* -> exit $rc, $lines stderr line(s), expected exit 2 and one line with '$want':"
+    cat "$dir/err" "$dir/out"
+    failed=1
+  else
+    echo "ok: tensorhub $*: $(cat "$dir/err")"
+  fi
+}
+check "tensorhub: missing command (one of: serve, publish, pull" --
+check "tensorhub: unknown command 'frobnicate'" -- frobnicate
+check "tensorhub bench: missing command (one of: p2p, fanout, stall, elastic, crossdc" -- bench
+check "tensorhub bench: unknown command 'nope'" -- bench nope
+check "tensorhub snapshot: unknown command 'copy' (one of: save, load, verify, inspect" -- snapshot copy
+check "tensorhub demo: unrecognised option '--no-such-flag'" -- demo --no-such-flag
+check "tensorhub bench fanout: --size S is -b S -e S: give --size or -b/-e, not both" -- bench fanout --size 2MiB -b 4MiB
+check "--begin is an alias of -b/--minbytes: give one of them" -- bench p2p --begin 1MiB -b 2MiB
+check "--versions is an alias of -n/--iters: give one of them" -- bench crossdc --versions 2 -n 3
+check "-b/--minbytes (8MiB) is larger than -e/--maxbytes (1MiB)" -- bench p2p -b 8MiB -e 1MiB
+check "-f/--stepfactor must be at least 2" -- bench fanout -b 1MiB -e 4MiB -f 1
+check "need 1 <= W < V" -- bench stall -n 3 -w 3
+check "bench elastic has no warm-up: -w must be 0" -- bench elastic -w 1
+check "bad byte size suffix" -- bench stall --size 12XB
+check "in the environment: TENSORHUB_MAX_READERS: " TENSORHUB_MAX_READERS=lots -- pull --config /dev/null
+((failed == 0)) || exit 1
+echo "usage errors: ok"
