@@ -2,13 +2,15 @@
 // tensor) and manifest_difference ("" for the same bytes whatever the shard layout and tensor
 // order; the first difference otherwise, in the caller's words); and Bug 7: shapes whose element
 // count or byte size overflows 64 bits are refused (TensorSpec, describe_shard, validate_shard,
-// the manifest JSON decoder) with UserError naming the tensor.
+// the manifest JSON decoder) with UserError naming the tensor; config.hpp's TENSORHUB_HAVE_CUDA
+// says what describe_shard accepts.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "tensorhub/config.hpp"
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/core/manifest.hpp"
 #include "tensorhub/core/manifest_json.hpp"
@@ -178,6 +180,23 @@ TEST(ShapeOverflow, MoreThan2To32ChunksIsRefused) {
   s.tensors = {TensorSpec{"w", DType::kU8, {1ll << 44}}};
   s.checksums = {{}};
   expect_user_error_mentioning([&] { validate_shard(s, kChunk); }, "tensor 'w' u8[17592186044416]");
+}
+
+// config.hpp must say what describe_shard does with CUDA memory (it said TENSORHUB_HAVE_CUDA 1
+// wherever a CUDA toolkit was found, while CUDA memory was refused). Only fails before the fix
+// on a machine with a CUDA toolkit.
+TEST(BuildConfig, HaveCudaMatchesWhatDescribeShardAccepts) {
+  unsigned char buf[16] = {};
+  Tensor t = host_tensor("w", DType::kU8, {16}, buf);
+  t.memory = MemoryKind::kCuda;
+  bool accepted = true;
+  try {
+    describe_shard(0, {&t, 1}, kChunk);
+  } catch (const UserError& e) {
+    accepted = false;
+    EXPECT_NE(std::string(e.what()).find("only host memory"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(accepted, TENSORHUB_HAVE_CUDA == 1);
 }
 
 }  // namespace
