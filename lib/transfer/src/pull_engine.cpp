@@ -30,6 +30,17 @@ std::string chunk_name(const Manifest& m, std::uint32_t c) {
          std::to_string(spec.offset) + ".." + std::to_string(spec.offset + spec.length) + ")";
 }
 
+// The text of the exception being handled (inside a catch block).
+std::string current_error_text() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "pull failed";
+  }
+}
+
 // One pull's mutable state; keeps PullEngine::run short.
 class PullRun {
  public:
@@ -68,12 +79,12 @@ class PullRun {
         if (!progressed) std::this_thread::sleep_for(std::chrono::microseconds(inflight_.empty() ? backoff_us_ : 20));
       }
       flush();
-    } catch (const std::exception& e) {
+    } catch (...) {
       const auto abandoned = drain_after_error();
       if (!abandoned.empty()) {
         // The caller must not reuse the buffers (nor fall back to a snapshot into them): say so
         // in a TimeoutError that keeps the original error's text.
-        throw TimeoutError(std::string(e.what()) + "; then " + describe_abandoned(abandoned));
+        throw TimeoutError(current_error_text() + "; then " + describe_abandoned(abandoned));
       }
       throw;
     }
