@@ -36,6 +36,12 @@ std::optional<std::string> text(const char* name) {
   return std::string(v);
 }
 
+std::optional<std::string> raw(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return std::nullopt;
+  return std::string(v);
+}
+
 std::optional<std::uint64_t> integer(const char* name, std::uint64_t min, std::uint64_t max) {
   return parse_int<std::uint64_t>(name, min, max, "");
 }

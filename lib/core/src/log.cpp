@@ -2,23 +2,38 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <utility>
+
+#include "tensorhub/core/env.hpp"
 
 namespace tensorhub {
 
 LogLevel log_level_from_env() {
-  const char* v = std::getenv("TENSORHUB_LOG");
-  if (v == nullptr) return LogLevel::kWarn;
-  const std::string s(v);
-  if (s == "error") return LogLevel::kError;
-  if (s == "info") return LogLevel::kInfo;
-  if (s == "debug") return LogLevel::kDebug;
-  return LogLevel::kWarn;
+  const auto v = env::choice("TENSORHUB_LOG", {"error", "warn", "info", "debug"});
+  if (!v || *v == "warn") return LogLevel::kWarn;
+  if (*v == "error") return LogLevel::kError;
+  if (*v == "info") return LogLevel::kInfo;
+  return LogLevel::kDebug;
 }
 
-Logger::Logger(std::string tag) : Logger(std::move(tag), log_level_from_env()) {}
+namespace {
+
+// A Logger is made anywhere, destructors and error paths included, so it never throws: a bad
+// TENSORHUB_LOG is reported on stderr (by every logger made, so it is not missed) and read as
+// warn. Entry points that want it as an error call log_level_from_env() first.
+LogLevel level_or_warn() noexcept {
+  try {
+    return log_level_from_env();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "[tensorhub log] %s; logging at warn\n", e.what());
+    return LogLevel::kWarn;
+  }
+}
+
+}  // namespace
+
+Logger::Logger(std::string tag) : Logger(std::move(tag), level_or_warn()) {}
 Logger::Logger(std::string tag, LogLevel level) : tag_(std::move(tag)), level_(level) {}
 
 void Logger::write(LogLevel level, std::string_view msg) const {

@@ -1,9 +1,11 @@
 #include "tensorhub/core/manifest.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <utility>
 
+#include "manifest_detail.hpp"
 #include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/core/units.hpp"
@@ -25,10 +27,15 @@ std::optional<std::uint32_t> Manifest::find(std::string_view tensor_name) const 
 
 std::uint32_t chunk_count(std::uint64_t bytes, std::uint64_t chunk_bytes) {
   require(chunk_bytes > 0, "chunk_bytes is zero");
-  return static_cast<std::uint32_t>((bytes + chunk_bytes - 1) / chunk_bytes);
+  const std::uint64_t n = bytes / chunk_bytes + (bytes % chunk_bytes != 0 ? 1 : 0);  // no overflow
+  if (n > std::numeric_limits<std::uint32_t>::max()) {
+    throw UserError(format_bytes(bytes) + " in chunks of " + format_bytes(chunk_bytes) +
+                    " is more than 2^32-1 chunks; use a larger chunk size");
+  }
+  return static_cast<std::uint32_t>(n);
 }
 
-namespace {
+namespace detail {
 
 void check_chunk_bytes(std::uint64_t chunk_bytes) {
   constexpr std::uint64_t kMin = 4096;
@@ -38,16 +45,25 @@ void check_chunk_bytes(std::uint64_t chunk_bytes) {
   }
 }
 
-void check_spec(const TensorSpec& spec, std::set<std::string>& seen) {
+void check_spec(const TensorSpec& spec, std::set<std::string>& seen, std::uint64_t chunk_bytes) {
   if (spec.name.empty()) throw UserError("tensor with an empty name");
   if (!seen.insert(spec.name).second) throw UserError("tensor '" + spec.name + "' appears twice");
-  if (spec.bytes() == 0) {
+  const auto bytes = spec.bytes();  // throws UserError naming the tensor when it overflows
+  if (bytes == 0) {
     throw UserError("tensor '" + spec.name + "' " + describe(spec) +
                     " has zero bytes; zero-size tensors cannot be published");
   }
+  try {
+    chunk_count(bytes, chunk_bytes);
+  } catch (const UserError& e) {
+    throw UserError("tensor '" + spec.name + "' " + describe(spec) + ": " + e.what());
+  }
 }
 
-}  // namespace
+}  // namespace detail
+
+using detail::check_chunk_bytes;
+using detail::check_spec;
 
 ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensors, std::uint64_t chunk_bytes) {
   check_chunk_bytes(chunk_bytes);
@@ -56,7 +72,7 @@ ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensor
   out.shard = shard;
   std::set<std::string> seen;
   for (const auto& t : tensors) {
-    check_spec(t.spec, seen);
+    check_spec(t.spec, seen, chunk_bytes);
     if (t.data == nullptr) throw UserError("tensor '" + t.spec.name + "' has a null data pointer");
     if (t.bytes < t.spec.bytes()) {
       throw UserError("tensor '" + t.spec.name + "' " + describe(t.spec) + " needs " + std::to_string(t.spec.bytes()) +
@@ -87,7 +103,7 @@ void validate_shard(const ShardManifest& shard, std::uint64_t chunk_bytes) {
   }
   std::set<std::string> seen;
   for (std::size_t i = 0; i < shard.tensors.size(); ++i) {
-    check_spec(shard.tensors[i], seen);
+    check_spec(shard.tensors[i], seen, chunk_bytes);
     if (shard.checksums[i].size() != chunk_count(shard.tensors[i].bytes(), chunk_bytes)) {
       throw UserError("tensor '" + shard.tensors[i].name + "': wrong number of chunk checksums");
     }
@@ -111,6 +127,9 @@ Manifest assemble_manifest(std::string model, std::uint64_t version, std::uint64
       const auto& spec = shards[s].tensors[i];
       if (!seen.insert(spec.name).second) {
         throw UserError("tensor '" + spec.name + "' is published by more than one shard");
+      }
+      if (m.chunks.size() + shards[s].checksums[i].size() > std::numeric_limits<std::uint32_t>::max()) {
+        throw UserError("tensor '" + spec.name + "': the version has more than 2^32-1 chunks; use a larger chunk size");
       }
       TensorEntry e;
       e.spec = spec;

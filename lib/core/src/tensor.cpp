@@ -1,18 +1,36 @@
 #include "tensorhub/core/tensor.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "tensorhub/core/error.hpp"
 
 namespace tensorhub {
 
+namespace {
+
+[[noreturn]] void too_large(const TensorSpec& spec, const char* what) {
+  throw UserError("tensor '" + spec.name + "' " + describe(spec) + ": its " + what + " does not fit in 64 bits");
+}
+
+}  // namespace
+
 std::uint64_t TensorSpec::numel() const {
-  std::uint64_t n = 1;
   for (const auto d : shape) {
     if (d < 0) throw UserError("tensor '" + name + "' has a negative dimension");
-    n *= static_cast<std::uint64_t>(d);
+  }
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;  // even if the rest overflows
+  std::uint64_t n = 1;
+  for (const auto d : shape) {
+    if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(d), &n)) too_large(*this, "element count");
   }
   return n;
+}
+
+std::uint64_t TensorSpec::bytes() const {
+  std::uint64_t b = 0;
+  if (__builtin_mul_overflow(numel(), std::uint64_t{dtype_size(dtype)}, &b)) too_large(*this, "byte size");
+  return b;
 }
 
 Tensor host_tensor(std::string name, DType dtype, std::vector<std::int64_t> shape, void* data) {

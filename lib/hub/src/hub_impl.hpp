@@ -17,6 +17,7 @@
 #include "tensorhub/hub.hpp"
 #include "tensorhub/mpi/mpi.hpp"
 #include "tensorhub/snapshot/snapshot.hpp"
+#include "tensorhub/transport/factory.hpp"
 #include "tensorhub/transport/transport.hpp"
 
 namespace tensorhub {
@@ -129,8 +130,6 @@ class Hub::Impl {
   std::unique_ptr<HeartbeatThread> heartbeat_;  // last: stopped before anything it uses goes
 };
 
-// Creates the named transport backend; a backend not built into this library is a UserError.
-std::unique_ptr<transport::Transport> make_transport(const std::string& name, MPI_Comm comm, const std::string& job_tag,
-                                                     int rank, std::uint64_t pool_bytes);
+using transport::make_transport;  // tensorhub/transport/factory.hpp
 
 }  // namespace tensorhub

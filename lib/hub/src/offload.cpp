@@ -165,23 +165,10 @@ std::uint64_t Hub::Impl::read_snapshot(const std::string& path, const Manifest& 
   }
   // The file must hold the bytes the version's checksums describe (it is checked at attach,
   // but the file may have been replaced since).
+  const auto diff = manifest_difference(m, info.manifest, "the version", "the snapshot");
+  if (!diff.empty()) throw UserError("snapshot " + path + " does not hold " + what + ": " + diff);
   std::uint64_t bytes = 0;
-  for (const auto& t : into) {
-    const auto& e = m.tensors[*m.find(t.spec.name)];
-    const auto fi = info.manifest.find(t.spec.name);
-    bool same = fi.has_value() && info.manifest.chunk_bytes == m.chunk_bytes;
-    if (same) {
-      const auto& fe = info.manifest.tensors[*fi];
-      same = fe.spec == e.spec && fe.num_chunks == e.num_chunks;
-      for (std::uint32_t c = 0; same && c < e.num_chunks; ++c) {
-        same = info.manifest.chunks[fe.first_chunk + c].checksum == m.chunks[e.first_chunk + c].checksum;
-      }
-    }
-    if (!same) {
-      throw UserError("snapshot " + path + " does not hold " + what + " (tensor '" + t.spec.name + "' differs)");
-    }
-    bytes += e.spec.bytes();
-  }
+  for (const auto& t : into) bytes += m.tensors[*m.find(t.spec.name)].spec.bytes();
   snapshot::read(path, into, verify, progress);
   return bytes;
 }

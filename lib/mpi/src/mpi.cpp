@@ -5,6 +5,7 @@
 #include <thread>
 #include <utility>
 
+#include "tensorhub/core/env.hpp"
 #include "tensorhub/mpi/ulfm.hpp"
 
 namespace tensorhub::mpi {
@@ -24,6 +25,8 @@ Environment::Environment(int* argc, char*** argv) {
   int initialized = 0;
   check(MPI_Initialized(&initialized), "MPI_Initialized");
   if (initialized) throw ContractViolation("internal error: MPI initialized twice");
+  // Read before MPI starts: the destructor, which uses it, cannot report a bad value.
+  if (const auto s = env::seconds("TENSORHUB_FINALIZE_TIMEOUT_S", 1, 3600)) finalize_timeout_ = *s;
   check(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided_), "MPI_Init_thread");
   check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
 }
@@ -33,8 +36,7 @@ Environment::~Environment() {
   MPI_Finalized(&finalized);
   if (finalized) return;
   if (ulfm_support().enabled) {
-    const char* v = std::getenv("TENSORHUB_FINALIZE_TIMEOUT_S");
-    const long limit = v ? std::strtol(v, nullptr, 10) : 10;
+    const long limit = static_cast<long>(finalize_timeout_.count());
     std::thread([code = exit_code_, limit] {
       std::this_thread::sleep_for(std::chrono::seconds(limit));
       std::fprintf(stderr,

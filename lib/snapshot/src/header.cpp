@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "tensorhub/core/error.hpp"
+#include "tensorhub/core/manifest.hpp"
 #include "tensorhub/core/manifest_json.hpp"
 
 namespace tensorhub::snapshot::format {
@@ -68,14 +69,12 @@ Header parse_header(const RawHeader& raw, std::string_view file) {
     bad(file, std::string("root attribute '") + kAttrChunkBytes + "' is " + std::to_string(*raw.chunk_bytes) +
                   " but the manifest says " + std::to_string(m.chunk_bytes));
   }
-  for (const auto& t : m.tensors) {
-    const std::uint64_t bytes = checked_bytes(t.spec, file);
-    // chunk_count() returns 32 bits: a tensor of more than 2^32 chunks would wrap around to a
-    // short checksum list that assemble_manifest accepts.
-    if (bytes != t.spec.bytes() || (bytes + m.chunk_bytes - 1) / m.chunk_bytes != t.num_chunks) {
-      bad(file, "tensor '" + t.spec.name + "' " + describe(t.spec) + ": size or chunk count out of range");
-    }
+  try {
+    validate_manifest(m);  // sizes that fit in 64 bits, chunk ranges (the JSON decoder built it)
+  } catch (const UserError& e) {
+    bad(file, std::string("root attribute '") + kAttrManifest + "': " + e.what());
   }
+  for (const auto& t : m.tensors) checked_bytes(t.spec, file);  // what HDF5 can store
   h.created_by = raw.created_by.value_or("");
   h.created_at = raw.created_at.value_or("");
   return h;

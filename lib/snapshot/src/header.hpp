@@ -56,7 +56,8 @@ struct Header {
 
 // Validates the raw attributes: format version (a different one -> "format version N, this
 // build reads 1"), manifest JSON (parsed and assembled), model / version / chunk_bytes equal to
-// the manifest's, every tensor's shape and size sane (no overflow, <= kMaxTensorBytes).
+// the manifest's, the manifest valid (validate_manifest), every tensor storable by HDF5
+// (checked_bytes).
 // Throws SnapshotError naming `file` and the attribute; nothing else escapes.
 Header parse_header(const RawHeader& raw, std::string_view file);
 
@@ -64,7 +65,7 @@ Header parse_header(const RawHeader& raw, std::string_view file);
 RawHeader make_header(const Manifest& manifest, std::string created_by, std::string created_at);
 
 // Bytes of `spec`, or SnapshotError (naming `file`) if a dimension is negative or the product
-// overflows kMaxTensorBytes. TensorSpec::bytes() wraps silently on overflow.
+// exceeds kMaxTensorBytes, or the shape has more than 32 dimensions (HDF5's limit).
 std::uint64_t checked_bytes(const TensorSpec& spec, std::string_view file);
 
 // HDF5 link name of a tensor's dataset inside /tensors: the tensor name with '%', '/' and NUL

@@ -3,23 +3,14 @@
 #include <unistd.h>
 
 #include <charconv>
-#include <cstdlib>
 #include <optional>
 
 #include "hwloc_handle.hpp"
+#include "tensorhub/core/env.hpp"
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/topo/topology_file.hpp"
 
 namespace tensorhub::topo {
-namespace {
-
-std::optional<std::string> env(const char* name) {
-  const char* v = std::getenv(name);
-  if (v == nullptr) return std::nullopt;
-  return std::string(v);
-}
-
-}  // namespace
 
 std::string_view to_string(Distance d) {
   switch (d) {
@@ -88,12 +79,12 @@ Labels local_labels(const TopologyFile* file) {
   LabelSources s;
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) s.hostname = host;
-  s.env_dc = env("TENSORHUB_DC");
-  s.env_rack = env("TENSORHUB_RACK");
-  s.env_gpu = env("TENSORHUB_GPU");
+  s.env_dc = env::raw("TENSORHUB_DC");  // set but empty still overrides the file
+  s.env_rack = env::raw("TENSORHUB_RACK");
+  s.env_gpu = env::text("TENSORHUB_GPU");  // checked by resolve_labels
   std::optional<TopologyFile> from_env;
   if (file == nullptr) {
-    if (auto path = env("TENSORHUB_TOPOLOGY"); path && !path->empty()) {
+    if (auto path = env::text("TENSORHUB_TOPOLOGY")) {
       from_env = load_topology_file(*path);
       file = &*from_env;
     }

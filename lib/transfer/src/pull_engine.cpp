@@ -14,6 +14,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// After an error, the reads in flight get at least this long to land (bounded by the deadline).
+constexpr Clock::duration kDrainGrace = std::chrono::seconds(1);
+
 struct InFlight {
   std::uint32_t chunk = 0;
   coord::WorkerId holder = 0;
@@ -25,6 +28,17 @@ std::string chunk_name(const Manifest& m, std::uint32_t c) {
   const auto& t = m.tensors[spec.tensor];
   return "tensor '" + t.spec.name + "' chunk " + std::to_string(c - t.first_chunk) + " (bytes " +
          std::to_string(spec.offset) + ".." + std::to_string(spec.offset + spec.length) + ")";
+}
+
+// The text of the exception being handled (inside a catch block).
+std::string current_error_text() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "pull failed";
+  }
 }
 
 // One pull's mutable state; keeps PullEngine::run short.
@@ -47,7 +61,8 @@ class PullRun {
 
   PullStats run() {
     const auto start = Clock::now();
-    const auto deadline = start + o_.deadline;
+    deadline_ = start + o_.deadline;
+    const auto deadline = deadline_;
     try {
       while (remaining_ > 0) {
         bool progressed = acquire_more();
@@ -65,7 +80,12 @@ class PullRun {
       }
       flush();
     } catch (...) {
-      drain_after_error();
+      const auto abandoned = drain_after_error();
+      if (!abandoned.empty()) {
+        // The caller must not reuse the buffers (nor fall back to a snapshot into them): say so
+        // in a TimeoutError that keeps the original error's text.
+        throw TimeoutError(current_error_text() + "; then " + describe_abandoned(abandoned));
+      }
       throw;
     }
     stats_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -84,10 +104,20 @@ class PullRun {
     req.chunks.assign(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
     const auto reply = coord_.acquire(req);
     ++stats_.acquire_calls;
+    std::optional<std::string> invalid;  // first assignment the engine cannot use; thrown below
     for (const auto& a : reply.assignments) {
+      // The coordinator's answer is input from the network: an assignment must name a chunk this
+      // engine still waits for (asked for, not in flight, not done), at most once per reply.
+      const auto wanted = a.chunk < m_.chunks.size() ? std::find(queue_.begin(), queue_.end(), a.chunk) : queue_.end();
+      if (wanted == queue_.end()) {
+        if (!invalid) invalid = describe_unwanted(a);
+        // Its pin (if the coordinator took one) is released as an unread chunk.
+        if (a.chunk < m_.chunks.size()) results_.push_back(coord::ChunkResult{a.chunk, a.holder, false});
+        continue;
+      }
       const auto& spec = m_.chunks[a.chunk];
       transport::ReadOp op{a.endpoint, a.region, a.offset, dst_[spec.tensor] + spec.offset, spec.length, next_tag_};
-      queue_.erase(std::find(queue_.begin(), queue_.end(), a.chunk));
+      queue_.erase(wanted);
       inflight_.emplace(next_tag_++, InFlight{a.chunk, a.holder, a.origin});
       try {
         transport_.post(op);
@@ -99,6 +129,7 @@ class PullRun {
       }
     }
     // Thrown after the assignments are in flight, so the error path releases their pins.
+    if (invalid) throw TransportError(*invalid);
     if (!reply.unavailable.empty()) {
       throw ChunksUnavailable("'" + m_.model + "' v" + std::to_string(m_.version) + ": no live holder has " +
                               chunk_name(m_, reply.unavailable.front()) + " (" +
@@ -163,10 +194,15 @@ class PullRun {
     coord_.complete(req);
   }
 
-  // Leaves no read in flight (buffers must not be written after we return) and no pin held.
-  void drain_after_error() noexcept {
+  // Leaves no read in flight (buffers must not be written after we return) and no pin held,
+  // waiting at most until the pull's deadline (and at least kDrainGrace after the error, so that
+  // a pull that timed out still collects the reads about to land). Reads still in flight then
+  // are abandoned: reported to the coordinator as failed (their pins go) and returned.
+  std::vector<InFlight> drain_after_error() noexcept {
+    std::vector<InFlight> abandoned;
     try {
-      while (!inflight_.empty()) {
+      const auto until = std::max(deadline_, Clock::now() + std::min<Clock::duration>(o_.deadline, kDrainGrace));
+      while (!inflight_.empty() && Clock::now() < until) {
         completions_.clear();
         transport_.poll(completions_);
         for (const auto& c : completions_) {
@@ -177,10 +213,43 @@ class PullRun {
         }
         if (completions_.empty()) std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
-      flush();  // verified chunks stay announced: their bytes are good
+      for (const auto& [tag, f] : inflight_) {
+        abandoned.push_back(f);
+        results_.push_back(coord::ChunkResult{f.chunk, f.holder, false});
+      }
+      inflight_.clear();
+      std::sort(abandoned.begin(), abandoned.end(),
+                [](const InFlight& a, const InFlight& b) { return a.chunk < b.chunk; });
     } catch (...) {
       // The original error is the one worth reporting.
     }
+    try {
+      flush();  // verified chunks stay announced: their bytes are good
+    } catch (...) {
+    }
+    if (!abandoned.empty()) log_.error(describe_abandoned(abandoned));
+    return abandoned;
+  }
+
+  std::string describe_abandoned(const std::vector<InFlight>& abandoned) const {
+    std::string s = "abandoned " + std::to_string(abandoned.size()) +
+                    " read(s) still in flight at the pull's deadline, whose destination buffers may still be "
+                    "written: ";
+    constexpr std::size_t kNamed = 4;
+    for (std::size_t i = 0; i < abandoned.size() && i < kNamed; ++i) {
+      s += (i ? "; " : "") + chunk_name(m_, abandoned[i].chunk) + " from worker " + std::to_string(abandoned[i].holder);
+    }
+    if (abandoned.size() > kNamed) s += "; ...";
+    return s;
+  }
+
+  std::string describe_unwanted(const coord::Assignment& a) const {
+    const auto what = "coordinator assigned chunk " + std::to_string(a.chunk) + " of '" + m_.model + "' v" +
+                      std::to_string(m_.version) + " (from worker " + std::to_string(a.holder) + ")";
+    if (a.chunk >= m_.chunks.size()) {
+      return what + ", but the version has only " + std::to_string(m_.chunks.size()) + " chunks";
+    }
+    return what + ", " + chunk_name(m_, a.chunk) + ", which this reader did not ask for or already reads";
   }
 
   coord::Client& coord_;
@@ -199,6 +268,8 @@ class PullRun {
   std::uint64_t next_tag_ = 1;
   int backoff_us_ = 50;
   Clock::time_point next_acquire_{};
+  Clock::time_point deadline_{};
+  Logger log_{"transfer"};
   PullStats stats_;
 };
 

@@ -8,7 +8,7 @@
 
 #include "codec.hpp"
 #include "mem_handle.hpp"
-#include "mpi_rma/coalesce.hpp"
+#include "src/coalesce.hpp"
 #include "tensorhub/core/error.hpp"
 
 namespace tensorhub::transport::ucx {

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -14,6 +13,7 @@
 #include "exposure.hpp"
 #include "progress_thread.hpp"
 #include "reads.hpp"
+#include "tensorhub/core/env.hpp"
 #include "tensorhub/core/error.hpp"
 
 namespace tensorhub::transport {
@@ -31,16 +31,7 @@ std::string default_label() {
 
 UcxOptions UcxOptions::from_env() {
   UcxOptions o;
-  if (const char* v = std::getenv("TENSORHUB_UCX_DEADLINE_MS"); v != nullptr && *v != '\0') {
-    const std::string_view text(v);
-    long long ms = 0;
-    const auto r = std::from_chars(text.data(), text.data() + text.size(), ms);
-    if (r.ec != std::errc{} || r.ptr != text.data() + text.size() || ms <= 0) {
-      throw UserError("TENSORHUB_UCX_DEADLINE_MS must be a positive number of milliseconds (got '" + std::string(text) +
-                      "')");
-    }
-    o.deadline = std::chrono::milliseconds(ms);
-  }
+  if (const auto ms = env::millis("TENSORHUB_UCX_DEADLINE_MS", 1)) o.deadline = *ms;
   return o;
 }
 

@@ -37,8 +37,8 @@ struct UcxOptions {
   // Serve reads of this process's memory while its thread is elsewhere (needed over TCP).
   bool progress_thread = true;
 
-  // Defaults, with TENSORHUB_UCX_DEADLINE_MS (milliseconds > 0) applied; throws UserError on a
-  // malformed value.
+  // Defaults, with TENSORHUB_UCX_DEADLINE_MS (milliseconds > 0) applied; throws UserError naming
+  // the variable on a malformed value (tensorhub/core/env.hpp).
   static UcxOptions from_env();
 };
 

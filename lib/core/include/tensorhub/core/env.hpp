@@ -17,6 +17,10 @@ namespace tensorhub::env {
 // The raw value; nullopt when unset or empty.
 std::optional<std::string> text(const char* name);
 
+// The raw value, "" when set but empty; nullopt only when unset (for variables where an empty
+// value means something, e.g. TENSORHUB_DC="" overrides the topology file).
+std::optional<std::string> raw(const char* name);
+
 // A decimal integer in [min, max].
 std::optional<std::uint64_t> integer(const char* name, std::uint64_t min = 0,
                                      std::uint64_t max = std::numeric_limits<std::uint64_t>::max());

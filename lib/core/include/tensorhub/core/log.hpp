@@ -27,7 +27,9 @@ class Logger {
   LogLevel level_;
 };
 
-// Reads TENSORHUB_LOG; unknown values fall back to warn.
+// Reads TENSORHUB_LOG (error, warn, info, debug; unset: warn). Throws UserError naming the
+// variable for any other value. (Logger's constructor never throws: it reports a bad value on
+// stderr and logs at warn.)
 LogLevel log_level_from_env();
 
 }  // namespace tensorhub

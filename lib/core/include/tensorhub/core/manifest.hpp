@@ -55,7 +55,8 @@ struct Manifest {
   bool operator==(const Manifest&) const = default;
 };
 
-// Number of chunks a tensor of `bytes` is cut into (the last one may be shorter).
+// Number of chunks a tensor of `bytes` is cut into (the last one may be shorter). Throws
+// UserError when that is 2^32 or more (chunk ids are 32 bits).
 std::uint32_t chunk_count(std::uint64_t bytes, std::uint64_t chunk_bytes);
 
 // Checks a shard's tensors for publishing (non-empty unique names, non-zero sizes, buffers
@@ -66,6 +67,20 @@ ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensor
 // Validates shard-level structure without touching memory (used by the coordinator on input
 // from the wire). Throws UserError.
 void validate_shard(const ShardManifest& shard, std::uint64_t chunk_bytes);
+
+// Structural checks of a whole manifest from outside (the wire, a snapshot file): a model name,
+// a sane chunk size, at least one tensor; unique non-empty tensor names; every tensor's size
+// fits in 64 bits and is not zero, its shard in range, its chunks consecutive, in order and cut
+// at chunk_bytes; no chunk outside a tensor. Throws UserError naming the manifest and tensor.
+void validate_manifest(const Manifest& m);
+
+// The first difference between two manifests, or "" when they describe the same bytes: the same
+// tensors by name, dtype and shape, the same chunk size, chunking and checksums. Model, version,
+// shard layout and tensor order may differ. `a_name` / `b_name` name the two in the text (e.g.
+// "the version", "the snapshot"). Meant for manifests that passed validate_manifest; one whose
+// chunk ranges lie outside its chunk list compares as different (never read out of bounds).
+std::string manifest_difference(const Manifest& a, const Manifest& b, std::string_view a_name = "the first manifest",
+                                std::string_view b_name = "the second manifest");
 
 // Assembles shards 0..N-1 (any order in, shard order out) into a version manifest.
 // Throws UserError on duplicate tensor names across shards or missing shards.

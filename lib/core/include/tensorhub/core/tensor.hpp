@@ -15,8 +15,10 @@ struct TensorSpec {
   DType dtype = DType::kF32;
   std::vector<std::int64_t> shape;
 
+  // Element count and byte size. Throw UserError naming the tensor for a negative dimension, or
+  // when either does not fit in 64 bits (u8[2^61+1, 8] is not 8 bytes).
   std::uint64_t numel() const;
-  std::uint64_t bytes() const { return numel() * dtype_size(dtype); }
+  std::uint64_t bytes() const;
   bool operator==(const TensorSpec&) const = default;
 };
 

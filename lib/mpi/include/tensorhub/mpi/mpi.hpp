@@ -37,13 +37,15 @@ class Environment {
   Environment& operator=(const Environment&) = delete;
   int thread_level() const { return provided_; }
   // With ULFM on, MPI_Finalize may hang after a rank died (open-mpi/ompi#11404, 5-10% of runs
-  // here): the destructor then gives it TENSORHUB_FINALIZE_TIMEOUT_S seconds (default 10) and
-  // ends the process with this code. Set it to main's return value.
+  // here): the destructor then gives it TENSORHUB_FINALIZE_TIMEOUT_S seconds (default 10, 1 to
+  // 3600; read by the constructor, which refuses a bad value with UserError) and ends the
+  // process with this code. Set it to main's return value.
   void set_exit_code(int code) { exit_code_ = code; }
 
  private:
   int provided_ = 0;
   int exit_code_ = 0;
+  std::chrono::seconds finalize_timeout_{10};  // read by the constructor (the destructor cannot throw)
 };
 
 // A duplicated communicator, freed on destruction (move-only).

@@ -5,7 +5,12 @@
 // Per chunk: acquire (batched) -> post read -> completion -> verify xxHash64 -> report
 // complete (which releases the holder's pin and, with relay on, makes this reader a holder of
 // the chunk). A failed read is reported and the chunk asked for again, so another holder
-// serves it. The engine never returns with a read in flight or a pin held.
+// serves it. The engine never returns with a pin held, nor with a read in flight unless the
+// pull's deadline passed: after an error it waits for the reads in flight until the deadline (at
+// least 1 s, or the whole deadline if shorter, after the error); reads still in flight then are
+// abandoned, reported as failed and named in a TimeoutError (their buffers may still be written).
+// The coordinator's assignments are checked: one for a chunk this pull did not ask for, or
+// already reads, is a TransportError naming it.
 // Completions are reported in batches (half the in-flight window), except with relay on: then
 // every poll that completed chunks is reported at once, so that they become relay sources
 // without delay.
@@ -70,7 +75,8 @@ class PullEngine {
   PullEngine(coord::Client& coordinator, transport::Transport& transport, coord::WorkerId self);
 
   // Throws ChecksumError (names tensor and chunk), ChunksUnavailable (a chunk lost every holder),
-  // TimeoutError (deadline), TransportError.
+  // TimeoutError (deadline; also any error after which reads had to be abandoned: its text keeps
+  // the first error's), TransportError (a read failed to start, an unusable assignment).
   PullStats run(const Manifest& manifest, std::span<const Destination> destinations, const EngineOptions& options);
 
  private:

@@ -2,8 +2,10 @@
 //   * expose(): makes local memory readable by peers and returns an opaque descriptor that the
 //     coordinator stores as part of a reference (it never interprets it);
 //   * post()/poll(): nonblocking one-sided reads of a peer's exposed memory into local buffers.
-// Backends live in sibling folders with the same shape: local/ (memcpy inside one process, for
-// tests), mpi_rma/ (MPI dynamic window + MPI_Rget), later ucx/.
+// Backends live in sibling folders with private headers: local/ (memcpy inside one process, for
+// tests) and ucx/ (UCP) in the target tensorhub_transport, which needs no MPI; mpi_rma/ (MPI
+// window + MPI_Rget) in tensorhub_transport_mpi. Create one by name with make_transport
+// (tensorhub/transport/factory.hpp, target tensorhub_transport_factory).
 // A transport is used from one thread at a time.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Groups memory ranges into few spans for MPI_Win_attach: Open MPI limits how many regions a
+// Groups memory ranges into few spans (MPI_Win_attach, UCX registrations): Open MPI limits how many regions a
 // dynamic window may have attached (osc ucx: 32, osc rdma: osc_rdma_max_attach = 64), and a
 // model has hundreds of tensors. Ranges that overlap or lie within `max_gap` bytes of each other
 // (tensors carved from one arena, or consecutive allocations) share one attachment.

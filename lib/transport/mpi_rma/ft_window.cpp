@@ -1,20 +1,24 @@
-// The ULFM mode of the mpi_rma transport: failed reads, communicator repair, fault-aware barrier.
+// FaultTolerantWindow (ft_window.hpp): failed reads, communicator repair, fault-aware barrier.
 //
 // Protocol (every survivor does the same, so the collectives match):
-//   1. a read of a rank that MPIX_Comm_get_failed reports completes as failed (poll); the pull
-//      engine tells the coordinator and reads the chunk from another holder;
+//   1. a read of a rank that MPIX_Comm_get_failed reports completes as failed (the transport's
+//      poll, through dead_ranks()); the pull engine tells the coordinator and reads the chunk
+//      from another holder;
 //   2. the progress thread of each rank sees the failure (or the revoke sent by a rank that saw
 //      it first), revokes the job communicator, shrinks it, creates a window over the same pool
 //      memory on the shrunk communicator and swaps it in. Every survivor calls shrink exactly
 //      once per failure seen, so a rank that is already waiting in shrink is joined by the
 //      others as soon as the revoke reaches them;
-//   3. job_barrier() is an MPI_Ibarrier polled together with step 2: a failure during the
-//      barrier abandons it, repairs, and starts again on the new communicator.
-#include <chrono>
+//   3. barrier() is an MPI_Ibarrier polled together with step 2: a failure during the barrier
+//      abandons it, repairs, and starts again on the new communicator.
+// Only the progress thread (or, after it stopped, barrier()) calls repair(), so comm_ changes
+// on one thread; mu_ keeps the pulling thread's rget() and dead_ranks() off the swap.
+#include "ft_window.hpp"
+
 #include <string>
 #include <thread>
 
-#include "mpi_rma_transport.hpp"
+#include "tensorhub/core/error.hpp"
 #include "tensorhub/core/log.hpp"
 #include "tensorhub/mpi/ulfm.hpp"
 
@@ -33,12 +37,46 @@ std::string join_ranks(const std::vector<int>& ranks) {
 
 }  // namespace
 
-bool MpiRmaTransport::failure_pending() {
+FaultTolerantWindow::FaultTolerantWindow(MPI_Comm comm, std::uint64_t pool_bytes)
+    : bytes_((pool_bytes + 4095) / 4096 * 4096) {
+  memory_.reset(std::aligned_alloc(4096, bytes_));
+  if (!memory_) throw TransportError("mpi_rma: cannot allocate a pool of " + std::to_string(bytes_) + " bytes");
+  origin_comm_ = mpi::Comm::duplicate(comm);
+  comm_ = mpi::Comm::duplicate(comm);
+  const int size = comm_.size();
+  for (int r = 0; r < size; ++r) rank_of_.push_back(r);
+  dead_.assign(static_cast<std::size_t>(size), false);
+  window_ = mpi::Window::create(comm_.get(), memory_.get(), bytes_);
+  window_.lock_all();
+}
+
+std::optional<MPI_Request> FaultTolerantWindow::rget(void* dst, std::size_t bytes, int target, MPI_Aint disp) {
+  std::lock_guard lock(mu_);
+  if (target < 0 || static_cast<std::size_t>(target) >= rank_of_.size()) {
+    throw TransportError("mpi_rma: rank " + std::to_string(target) + " is outside this job");
+  }
+  const int now = rank_of_[static_cast<std::size_t>(target)];
+  if (now < 0 || dead_[static_cast<std::size_t>(target)]) return std::nullopt;
+  return window_.rget(dst, bytes, now, disp);
+}
+
+std::vector<bool> FaultTolerantWindow::dead_ranks() {
+  std::lock_guard lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (now >= next_check_) {
+    next_check_ = now + std::chrono::milliseconds(1);
+    for (const int r : mpi::translate_ranks(comm_.get(), mpi::failed_ranks(comm_.get()), origin_comm_.get()))
+      mark_dead(r);
+  }
+  return dead_;
+}
+
+bool FaultTolerantWindow::failure_pending() {
   std::lock_guard lock(mu_);
   return !mpi::failed_ranks(comm_.get()).empty() || mpi::is_revoked(comm_.get());
 }
 
-void MpiRmaTransport::mark_dead(int rank) {
+void FaultTolerantWindow::mark_dead(int rank) {
   if (rank == MPI_UNDEFINED || dead_[static_cast<std::size_t>(rank)]) return;
   dead_[static_cast<std::size_t>(rank)] = true;
   const double unix_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -46,7 +84,7 @@ void MpiRmaTransport::mark_dead(int rank) {
                          std::to_string(unix_s) + "; its reads go to other holders");
 }
 
-void MpiRmaTransport::repair() {
+void FaultTolerantWindow::repair() {
   const auto t0 = std::chrono::steady_clock::now();
   MPI_Comm old = MPI_COMM_NULL;
   std::vector<int> failed;
@@ -61,12 +99,13 @@ void MpiRmaTransport::repair() {
   mpi::Comm next = mpi::shrink(old);
   const double shrink_ms = ms_since(t0);
   const auto t1 = std::chrono::steady_clock::now();
-  mpi::Window window = mpi::Window::create(next.get(), pool_memory_.get(), pool_bytes_);
+  mpi::Window window = mpi::Window::create(next.get(), memory_.get(), bytes_);
   window.lock_all();
   const double window_ms = ms_since(t1);
   std::vector<int> all(rank_of_.size());
   for (std::size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int>(r);
   const auto now_rank = mpi::translate_ranks(origin_comm_.get(), all, next.get());
+  const int survivors = next.size();
   std::vector<int> gone;  // left out by this shrink (its own poll may have seen them first)
   {
     std::lock_guard lock(mu_);
@@ -85,36 +124,12 @@ void MpiRmaTransport::repair() {
   }
   if (gone.empty()) gone = failed;
   Logger("mpi_rma").info("ULFM: rank(s) " + (gone.empty() ? std::string("?") : join_ranks(gone)) +
-                         " of the job failed; survivors shrank the job communicator to " +
-                         std::to_string(comm_.size()) + " ranks in " + std::to_string(shrink_ms) +
-                         " ms and rebuilt the window in " + std::to_string(window_ms) + " ms");
+                         " of the job failed; survivors shrank the job communicator to " + std::to_string(survivors) +
+                         " ranks in " + std::to_string(shrink_ms) + " ms and rebuilt the window in " +
+                         std::to_string(window_ms) + " ms");
 }
 
-void MpiRmaTransport::fail_dead_reads(std::vector<Completion>& out) {
-  for (auto& c : failed_posts_) out.push_back(std::move(c));
-  failed_posts_.clear();
-  if (requests_.empty()) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (now < next_check_) return;
-  next_check_ = now + std::chrono::milliseconds(1);
-  for (const int r : mpi::translate_ranks(comm_.get(), mpi::failed_ranks(comm_.get()), origin_comm_.get()))
-    mark_dead(r);
-  for (std::size_t i = 0; i < requests_.size(); ++i) {
-    const int t = targets_[i];
-    if (!dead_[static_cast<std::size_t>(t)]) continue;
-    // Abandoned: an RMA request to a dead rank never completes, and nothing will write dst.
-    out.push_back(Completion{tags_[i], false, "rank " + std::to_string(t) + " of the MPI job failed (ULFM)"});
-    requests_[i] = MPI_REQUEST_NULL;
-  }
-  compact_requests();
-}
-
-bool MpiRmaTransport::job_barrier() {
-  if (!ft_) return false;
-  // The repair runs here from now on (a progress thread in shrink finishes first: the others
-  // join it as the revoke reaches them).
-  stop_progress_ = true;
-  if (progress_.joinable()) progress_.join();
+void FaultTolerantWindow::barrier() {
   for (;;) {
     if (failure_pending()) {
       repair();
@@ -125,7 +140,7 @@ bool MpiRmaTransport::job_barrier() {
     for (;;) {
       int done = 0;
       const int rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-      if (rc == MPI_SUCCESS && done) return true;
+      if (rc == MPI_SUCCESS && done) return;
       if (rc != MPI_SUCCESS && !mpi::is_process_failure(rc)) mpi::check(rc, "MPI_Test (job barrier)");
       if (rc != MPI_SUCCESS || failure_pending()) break;  // abandon it, repair, barrier again
       std::this_thread::sleep_for(std::chrono::microseconds(500));
