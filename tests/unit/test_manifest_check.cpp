@@ -66,7 +66,13 @@ TEST(ValidateManifest, RejectsEveryStructuralFault) {
   const auto good = two_shards();
   auto m = good;
   m.model.clear();
-  expect_user_error_mentioning([&] { validate_manifest(m); }, "without a model name");
+  expect_user_error_mentioning([&] { validate_manifest(m); }, "model name is empty");
+  m = good;
+  m.model = "bad\xff";
+  expect_user_error_mentioning([&] { validate_manifest(m); }, "not valid UTF-8");
+  m = good;
+  m.tensors[0].spec.name = "t\x01";
+  expect_user_error_mentioning([&] { validate_manifest(m); }, "control character");
   m = good;
   m.chunk_bytes = 0;
   expect_user_error_mentioning([&] { validate_manifest(m); }, "manifest of 'm' v3: chunk size");
