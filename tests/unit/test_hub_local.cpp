@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -200,6 +201,35 @@ TEST_F(LocalHubs, StatusAndManifest) {
   const auto st = pub.status();
   ASSERT_EQ(st.size(), 1u);
   EXPECT_EQ(st[0].versions.at(0).origin_holders, 1u);
+}
+
+// The coordinator's clock is the test's: jumping it past the lease declares every worker dead.
+class LocalHubsLease : public LocalHubs {
+ protected:
+  LocalHubsLease() : LocalHubs(config(offset_)) {}
+  static coord::CoordinatorConfig config(std::atomic<std::int64_t>& offset) {
+    coord::CoordinatorConfig c;
+    c.lease = 1000ms;
+    c.clock = [&offset] { return std::chrono::steady_clock::now() + std::chrono::milliseconds(offset.load()); };
+    return c;
+  }
+  static inline std::atomic<std::int64_t> offset_{0};
+};
+
+TEST_F(LocalHubsLease, LostRegistrationIsRebuilt) {
+  auto& pub = add_hub();
+  auto& reader = add_hub();
+  Buffers src(1, kBytes);
+  src.fill(6);
+  pub.publish("m", 6, src.tensors, std::nullopt);
+  const auto before = pub.worker();
+  offset_ += 60000;  // every worker's lease expires: the coordinator forgets them and v6
+  // The publisher's heartbeat thread notices, registers again (a new id) and re-publishes; the
+  // reader re-registers on its next call.
+  while (pub.worker() == before || !coordinator_.latest("m")) std::this_thread::sleep_for(1ms);
+  Buffers dst(1, kBytes);
+  EXPECT_EQ(reader.pull("m", Version::latest(), dst.tensors, {}).version, 6u);
+  EXPECT_EQ(dst.mismatches(6), 0u);
 }
 
 }  // namespace

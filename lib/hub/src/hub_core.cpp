@@ -64,7 +64,7 @@ HubCore::HubCore(coord::Client& client, std::unique_ptr<transport::Transport> tr
     : transport_(std::move(transport)),
       ctx_{client, *transport_, std::move(options), rank, Logger("hub r" + std::to_string(rank))},
       table_(ctx_),
-      puller_(ctx_, table_),
+      puller_(ctx_, table_, [this](const Withdrawal& w) { offloader_.withdraw_or_offload(w); }),
       publisher_(ctx_, table_),
       offloader_(ctx_, table_, puller_) {
   registration_ = std::make_unique<Registration>(ctx_, worker_info(*transport_, rank));

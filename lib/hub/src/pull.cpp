@@ -127,6 +127,14 @@ PullResult Puller::pull(const std::string& model, const Version& version, std::s
   // tensors it pulls. Otherwise offer only the new buffers (the coordinator merges them into
   // an earlier offer of this version).
   const bool relay = options.relay && !table_.has_origin(model, m.version);
+  if (const auto partial = relay ? table_.relays_naming(model, m.version, rest) : std::nullopt) {
+    try {
+      withdraw_(*partial);
+    } catch (const NotFoundError&) {
+      // forgotten already
+    }
+    table_.remove(model, m.version, false);
+  }
   Reference ref;
   std::vector<std::string> regions;
   if (relay) {

@@ -18,7 +18,12 @@ namespace tensorhub {
 
 class Puller {
  public:
-  Puller(HubContext& ctx, ReferenceTable& table) : ctx_(ctx), table_(table) {}
+  // `withdraw` stops serving a version (withdraw_or_offload): a pull into new buffers of a
+  // tensor this rank relays only in part (an earlier pull failed) withdraws that relay first,
+  // since the coordinator keeps a tensor's first offered region.
+  using Withdraw = std::function<void(const Withdrawal&)>;
+  Puller(HubContext& ctx, ReferenceTable& table, Withdraw withdraw)
+      : ctx_(ctx), table_(table), withdraw_(std::move(withdraw)) {}
 
   // Hub::pull. The caller has validated the names and stopped relaying whatever overlaps `into`.
   PullResult pull(const std::string& model, const Version& version, std::span<const Tensor> into,
@@ -29,6 +34,7 @@ class Puller {
  private:
   HubContext& ctx_;
   ReferenceTable& table_;
+  Withdraw withdraw_;
   std::map<std::pair<std::string, std::string>, std::uint64_t> pull_seq_;  // (model, group) -> pulls
   std::uint64_t manifest_calls_ = 0;
 };

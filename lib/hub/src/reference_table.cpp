@@ -76,6 +76,23 @@ std::vector<Withdrawal> ReferenceTable::relays_overlapping(const std::vector<Byt
   return out;
 }
 
+std::optional<Withdrawal> ReferenceTable::relays_naming(const std::string& model, std::uint64_t version,
+                                                        std::span<const Tensor> names) const {
+  std::optional<Withdrawal> w;
+  bool named = false;
+  for (const auto& r : refs_) {
+    if (r.origin || !same(r, model, version)) continue;
+    if (!w) w = Withdrawal{model, version, false, {}};
+    for (const auto& t : r.tensors) {
+      w->tensors.push_back(t);
+      named =
+          named || std::any_of(names.begin(), names.end(), [&](const Tensor& n) { return n.spec.name == t.spec.name; });
+    }
+  }
+  if (!named) return std::nullopt;
+  return w;
+}
+
 Withdrawal ReferenceTable::newest() const {
   require(!refs_.empty(), "ReferenceTable::newest of an empty table");
   const auto& last = refs_.back();

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -69,6 +70,10 @@ class ReferenceTable {
   // reference, or a relay reference that holds every chunk of it. nullptr if none.
   const Tensor* held_tensor(const Manifest& m, const std::string& name) const;
 
+  // The relays of (model, version), as one Withdrawal, if one of them references a tensor
+  // named in `names`.
+  std::optional<Withdrawal> relays_naming(const std::string& model, std::uint64_t version,
+                                          std::span<const Tensor> names) const;
   // The versions whose references overlap `ranges` (each once, with the tensors of all its
   // references). Throws UserError, changing nothing, if a published (origin) reference overlaps.
   std::vector<Withdrawal> relays_overlapping(const std::vector<ByteRange>& ranges, const std::string& why) const;
