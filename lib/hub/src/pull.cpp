@@ -95,10 +95,10 @@ PullResult Puller::pull(const std::string& model, const Version& version, std::s
   if (into.empty()) throw UserError("pull: no destination tensors");
   const auto self = ctx_.id();
   const auto g = group_or_solo(options.group, "reader-w", self);
-  const auto seq = ++pull_seq_[{model, g.name}];
-  const auto reply = ctx_.client.resolve(coord::ResolveRequest{self, model, version.value(), g, seq});
+  // The coordinator numbers the group's pulls (seq 0 asks it to); finish names the pull it said.
+  const auto reply = ctx_.client.resolve(coord::ResolveRequest{self, model, version.value(), g, 0});
   const Manifest& m = reply.manifest;
-  FinishGuard finish(ctx_.client, coord::FinishRequest{self, model, m.version, g, seq});
+  FinishGuard finish(ctx_.client, coord::FinishRequest{self, model, m.version, g, reply.seq});
   const auto dests = match_destinations(m, into);
   const auto start = Clock::now();
 
@@ -227,8 +227,8 @@ PullResult Puller::pull(const std::string& model, const Version& version, std::s
 Manifest Puller::manifest(const std::string& model, const Version& version) {
   const auto self = ctx_.id();
   const coord::Group g{"manifest-w" + std::to_string(self) + "-" + std::to_string(++manifest_calls_), 1, 0};
-  auto reply = ctx_.client.resolve(coord::ResolveRequest{self, model, version.value(), g, 1});
-  ctx_.client.finish(coord::FinishRequest{self, model, reply.manifest.version, g, 1});
+  auto reply = ctx_.client.resolve(coord::ResolveRequest{self, model, version.value(), g, 0});
+  ctx_.client.finish(coord::FinishRequest{self, model, reply.manifest.version, g, reply.seq});
   return std::move(reply.manifest);
 }
 

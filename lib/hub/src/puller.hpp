@@ -4,7 +4,6 @@
 #pragma once
 
 #include <functional>
-#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -35,7 +34,6 @@ class Puller {
   HubContext& ctx_;
   ReferenceTable& table_;
   Withdraw withdraw_;
-  std::map<std::pair<std::string, std::string>, std::uint64_t> pull_seq_;  // (model, group) -> pulls
   std::uint64_t manifest_calls_ = 0;
 };
 

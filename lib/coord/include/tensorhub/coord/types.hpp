@@ -61,6 +61,7 @@ struct ResolveRequest {
 struct ResolveReply {
   Manifest manifest;     // manifest.version is the version resolved
   std::string snapshot;  // the snapshot file backing that version, empty if none
+  std::uint64_t seq = 0;
 };
 
 // The reader offers its destination buffers as relay sources (one descriptor per manifest
