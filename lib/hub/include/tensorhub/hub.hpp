@@ -48,7 +48,9 @@ struct HubOptions {
   // model"). Empty: TENSORHUB_HUB if set, else rank 0 of the joining communicator starts a
   // coordinator (lease 5 s) and broadcasts its address. The hub heartbeats its lease from a
   // thread; if the coordinator forgets this worker (lease expired, standby took over) it
-  // registers again and re-publishes what it holds.
+  // registers again and re-publishes what it holds. Every rank, the one running the
+  // coordinator too, reaches it over gRPC. (A set but malformed TENSORHUB_* variable read for
+  // an option left empty is a UserError naming the variable, on every rank.)
   std::string hub_address;
   std::string transport = "mpi_rma";  // "mpi_rma" (or "local" for single-process use)
   // Bytes of registered memory this rank owns (MPI_Win_allocate); tensors to publish or pull
