@@ -221,6 +221,11 @@ TEST_F(LocalHubsK1, OneVersionInTwoCallsIntoDifferentBuffers) {
   unverified.verify = false;
   c.pull("m", Version::exact(8), dc.tensors, unverified);
   EXPECT_EQ(dc.mismatches(8), 0u);
+  // Nor does a copy its own reused buffers: both of its references went.
+  Buffers again(2, kBytes);
+  const auto ra = a.pull("m", Version::exact(8), again.only(1), unverified);
+  EXPECT_EQ(ra.local_bytes, 0u);
+  EXPECT_EQ(again.mismatches_of(1, 8, 1), 0u);
 }
 
 }  // namespace
