@@ -208,9 +208,12 @@ void HubCore::close() {
 }
 
 std::exception_ptr HubCore::leave() {
+  {
+    std::lock_guard lock(api_mu_);
+    if (closed_.exchange(true)) return nullptr;  // from now on the heartbeat thread rebuilds nothing
+  }
   registration_->stop_heartbeat();  // no rebuild may race the teardown
   std::lock_guard lock(api_mu_);
-  if (closed_.exchange(true)) return nullptr;
   std::exception_ptr first;     // reported once everything is torn down
   std::vector<Reference> kept;  // still referenced at the coordinator until we deregister
   while (!table_.empty()) {
@@ -245,9 +248,12 @@ void HubCore::release_transport() {
 }
 
 void HubCore::abandon() noexcept {
+  {
+    std::lock_guard lock(api_mu_);
+    closed_ = true;
+  }
   if (registration_) registration_->stop_heartbeat();
   std::lock_guard lock(api_mu_);
-  closed_ = true;
   table_.all().clear();
 }
 
