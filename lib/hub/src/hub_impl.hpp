@@ -22,7 +22,7 @@ class Hub::Impl {
   // for options left empty (UserError naming the variable for a bad value).
   Impl(MPI_Comm comm, HubOptions options);
 
-  // HubClosed once closed (or abandoned), naming `method`.
+  // Every Hub call but close goes here (HubCore throws HubClosed once closed or abandoned).
   HubCore& core() { return *core_; }
   // Collective: HubCore::leave, a barrier (no rank frees its memory while another still reads),
   // then the transport and the coordinator go. A second call does nothing.
