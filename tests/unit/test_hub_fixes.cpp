@@ -45,6 +45,9 @@ TEST_F(LocalHubs, BadNamesAreRejectedBeforeAnythingIsSent) {
   po.group = Group{"g\xc3", 1, 0};
   EXPECT_THROW(hub.pull("m", Version::latest(), b.tensors, po), UserError);
   EXPECT_THROW(hub.publish("m", 1, b.tensors, Group{"", 1, 0}), UserError);
+  EXPECT_THROW(hub.publish("m", 1, b.tensors, Group{"g", 2, 2}), UserError);  // rank out of range
+  po.group = Group{"g", 2, 2};
+  EXPECT_THROW(hub.pull("m", Version::latest(), b.tensors, po), UserError);
   EXPECT_EQ(client_.calls(), before) << "a bad name reached the coordinator";
   EXPECT_TRUE(coordinator_.status().empty());
 }

@@ -101,6 +101,7 @@ void HubCore::publish(const std::string& model, std::uint64_t version, std::span
   registered("publish", [&] {
     validate_name("model name", model);
     validate_tensor_names(tensors);
+    group_or_solo(group, "publisher-w", ctx_.id());       // checks the group before anything is sent
     stop_relaying_locked(ranges_of(tensors), "publish");  // a reader republishing what it pulled
     publisher_.publish(model, version, tensors, group);
   });
@@ -142,7 +143,7 @@ PullResult HubCore::pull(const std::string& model, const Version& version, std::
   return registered("pull", [&] {
     validate_name("model name", model);
     validate_tensor_names(into);
-    if (options.group) validate_name("group name", options.group->name);
+    group_or_solo(options.group, "reader-w", ctx_.id());  // checks the group before anything is sent
     // We are about to overwrite these buffers: stop serving whatever we relayed from them.
     stop_relaying_locked(ranges_of(into), "pull");
     return puller_.pull(model, version, into, options);
