@@ -1,8 +1,4 @@
-// Retention -> snapshot: when this rank is the last holder of (some of) a retained version and
-// wants to drop its reference (unpublish, close), the version is written to an HDF5 snapshot and
-// attached at the coordinator first, so it stays readable from the file. Exactly one leaving
-// rank writes it: the coordinator's offload lease (design: tensorhub/coord/coordinator.hpp).
-// Also: reading a version from its snapshot file, and attaching an existing file (recover).
+// Offloader (offloader.hpp), and reading a version from its snapshot file (puller.hpp).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -11,7 +7,7 @@
 #include <thread>
 #include <utility>
 
-#include "hub_impl.hpp"
+#include "offloader.hpp"
 #include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/units.hpp"
 #include "tensorhub/snapshot/snapshot.hpp"
@@ -21,10 +17,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-
-std::string vname(const std::string& model, std::uint64_t version) {
-  return "'" + model + "' v" + std::to_string(version);
-}
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -46,34 +38,34 @@ fs::path snapshot_path(const std::string& dir, const std::string& model, std::ui
 
 }  // namespace
 
-void Hub::Impl::withdraw_or_offload(const Reference& ref) {
+void Offloader::withdraw_or_offload(const Withdrawal& ref) {
   const auto what = vname(ref.model, ref.version);
   // Bound on waiting for another rank's offload: its pull, then its write.
-  const auto patience = 2 * options_.pull_deadline;
+  const auto patience = 2 * ctx_.options.pull_deadline;
   auto give_up = Clock::now() + patience;
   coord::WorkerId writer = 0;
   auto pause = std::chrono::milliseconds(5);
   for (;;) {
     try {
-      withdraw(ref);
+      table_.withdraw(ref.model, ref.version);
       return;
     } catch (const OffloadRequired& e) {
-      if (options_.snapshot_dir.empty()) {
+      if (ctx_.options.snapshot_dir.empty()) {
         throw OffloadRequired(std::string(e.what()) +
                               ". This hub has no snapshot directory: set HubOptions::snapshot_dir or "
                               "TENSORHUB_SNAPSHOT_DIR to offload it to a snapshot, or release() it first");
       }
     }
     // Our reference is untouched (unpublish refused): take part in the offload lease.
-    const auto lease = client_->begin_offload(self_, ref.model, ref.version);
+    const auto lease = ctx_.client.begin_offload(ctx_.id(), ref.model, ref.version);
     if (lease.state == coord::OffloadState::kWrite) {
       try {
         offload(ref);
       } catch (...) {
         try {
-          client_->end_offload(self_, ref.model, ref.version);  // let another holder try
+          ctx_.client.end_offload(ctx_.id(), ref.model, ref.version);  // let another holder try
         } catch (const std::exception& e2) {
-          log_.warn(std::string("end_offload failed: ") + e2.what());
+          ctx_.log.warn(std::string("end_offload failed: ") + e2.what());
         }
         throw;
       }
@@ -82,8 +74,8 @@ void Hub::Impl::withdraw_or_offload(const Reference& ref) {
     if (lease.state == coord::OffloadState::kWait && lease.holder != writer) {
       writer = lease.holder;
       give_up = Clock::now() + patience;
-      log_.info(what + ": worker " + std::to_string(writer) +
-                " is writing its snapshot; keeping this reference until then");
+      ctx_.log.info(what + ": worker " + std::to_string(writer) +
+                    " is writing its snapshot; keeping this reference until then");
     }
     if (Clock::now() > give_up) {
       throw TimeoutError(what + ": worker " + std::to_string(writer) + " did not attach a snapshot within " +
@@ -94,11 +86,11 @@ void Hub::Impl::withdraw_or_offload(const Reference& ref) {
   }
 }
 
-void Hub::Impl::offload(const Reference& ref) {
+void Offloader::offload(const Withdrawal& ref) {
   const auto start = Clock::now();
   const auto what = vname(ref.model, ref.version);
-  const auto path = snapshot_path(options_.snapshot_dir, ref.model, ref.version);
-  const Manifest m = manifest(ref.model, Version::exact(ref.version));
+  const auto path = snapshot_path(ctx_.options.snapshot_dir, ref.model, ref.version);
+  const Manifest m = puller_.manifest(ref.model, Version::exact(ref.version));
 
   // Whole version in host memory: our own tensors copied from the memory we reference (the
   // coordinator never assigns a reader its own chunks), every other one pulled from its holders,
@@ -136,24 +128,24 @@ void Hub::Impl::offload(const Reference& ref) {
     PullOptions po;
     po.verify = true;
     po.relay = false;  // these buffers go away after the write
-    pulled = pull(ref.model, Version::exact(ref.version), to_pull, po).bytes;
+    pulled = puller_.pull(ref.model, Version::exact(ref.version), to_pull, po).bytes;
   }
 
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   if (ec) throw UserError("snapshot directory " + path.parent_path().string() + ": " + ec.message());
-  if (fs::exists(path, ec)) log_.warn(what + ": replacing the existing snapshot " + path.string());
+  if (fs::exists(path, ec)) ctx_.log.warn(what + ": replacing the existing snapshot " + path.string());
   const auto write_start = Clock::now();
   snapshot::write(path.string(), m, all, /*overwrite=*/true);
   const double write_s = seconds_since(write_start);
-  client_->attach_snapshot(path.string(), m);
-  log_.info("offloaded " + what + " to snapshot " + path.string() + ": " + format_bytes(m.total_bytes()) + " (" +
-            format_bytes(local_bytes) + " from own memory, " + format_bytes(pulled) + " pulled) in " +
-            fixed(seconds_since(start)) + " s (write " + fixed(write_s) + " s)");
+  ctx_.client.attach_snapshot(path.string(), m);
+  ctx_.log.info("offloaded " + what + " to snapshot " + path.string() + ": " + format_bytes(m.total_bytes()) + " (" +
+                format_bytes(local_bytes) + " from own memory, " + format_bytes(pulled) + " pulled) in " +
+                fixed(seconds_since(start)) + " s (write " + fixed(write_s) + " s)");
 }
 
-std::uint64_t Hub::Impl::read_snapshot(const std::string& path, const Manifest& m, std::span<const Tensor> into,
-                                       bool verify, const std::string& why, const snapshot::Progress& progress) {
+std::uint64_t read_snapshot(const std::string& path, const Manifest& m, std::span<const Tensor> into, bool verify,
+                            const std::string& why, const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   const auto what = vname(m.model, m.version);
   std::error_code ec;
   if (!fs::exists(path, ec)) throw NotFoundError(why + "; its snapshot file " + path + " is gone");
@@ -173,11 +165,11 @@ std::uint64_t Hub::Impl::read_snapshot(const std::string& path, const Manifest& 
   return bytes;
 }
 
-void Hub::Impl::attach_snapshot(const std::string& path) {
+void Offloader::attach_snapshot(const std::string& path) {
   const auto info = snapshot::inspect(path);
   const auto abs = fs::absolute(path).string();
-  client_->attach_snapshot(abs, info.manifest);
-  log_.info("attached snapshot " + abs + " as " + vname(info.manifest.model, info.manifest.version));
+  ctx_.client.attach_snapshot(abs, info.manifest);
+  ctx_.log.info("attached snapshot " + abs + " as " + vname(info.manifest.model, info.manifest.version));
 }
 
 }  // namespace tensorhub

@@ -11,8 +11,11 @@
 //  * A version becomes visible when every shard of its publishing group is published.
 //  * pull(latest) by every rank of a reading group returns one version for the whole group.
 //  * A reader relays what it pulled (unless PullOptions::relay is false) until its next pull
-//    into the same buffers, or until the hub is closed; TensorHub withdraws that reference
-//    before it writes the buffers again.
+//    into the same buffers, deallocate() of them, stop_relaying(), or close(); TensorHub
+//    withdraws that reference before it writes the buffers again. Buffers the caller reuses
+//    for anything else must be passed to stop_relaying() first.
+//  * After close() every call throws HubClosed (rank(), runs_coordinator() and
+//    coordinator_address() excepted); close() again does nothing.
 //
 // Example (trainer rank and rollout rank in one MPI job):
 //   tensorhub::HubOptions opt; opt.pool_bytes = 2ull << 30;          // registered memory
@@ -45,7 +48,9 @@ struct HubOptions {
   // model"). Empty: TENSORHUB_HUB if set, else rank 0 of the joining communicator starts a
   // coordinator (lease 5 s) and broadcasts its address. The hub heartbeats its lease from a
   // thread; if the coordinator forgets this worker (lease expired, standby took over) it
-  // registers again and re-publishes what it holds.
+  // registers again and re-publishes what it holds. Every rank, the one running the
+  // coordinator too, reaches it over gRPC. (A set but malformed TENSORHUB_* variable read for
+  // an option left empty is a UserError naming the variable, on every rank.)
   std::string hub_address;
   std::string transport = "mpi_rma";  // "mpi_rma" (or "local" for single-process use)
   // Bytes of registered memory this rank owns (MPI_Win_allocate); tensors to publish or pull
@@ -99,7 +104,8 @@ struct PullResult {
   std::uint64_t origin_bytes = 0;  // read from publishers
   std::uint64_t relay_bytes = 0;   // read from other readers
   std::uint32_t failed_reads = 0;
-  std::uint64_t file_bytes = 0;  // read from the version's snapshot file (no live holder)
+  std::uint64_t file_bytes = 0;   // read from the version's snapshot file (no live holder)
+  std::uint64_t local_bytes = 0;  // copied from this rank's own references (published or relayed)
 };
 
 // One holder (reference) of a version.
@@ -138,7 +144,8 @@ class Hub {
   // coordinator. Throws UserError / TransportError.
   static std::unique_ptr<Hub> join(MPI_Comm comm, HubOptions options = {});
   // Collective over the joining communicator: withdraws this rank's references (waiting for
-  // their readers), then frees the window. Prefer close() to see errors.
+  // their readers), then frees the window. Prefer close() to see errors. A second close() does
+  // nothing; any other call after close() throws HubClosed.
   ~Hub();
   void close();
 
@@ -164,7 +171,12 @@ class Hub {
 
   // Fills `into` (a subset of the version's tensors, matched by name; dtype and shape must
   // match) and returns what was read. A version some of whose chunks have no live holder is
-  // read from its snapshot file (PullResult::file_bytes), if it has one.
+  // read from its snapshot file (PullResult::file_bytes), if it has one. Tensors this rank holds
+  // itself (it published them, or relays them from an earlier pull of the version into other
+  // buffers) are copied from its own memory (PullResult::local_bytes; verified if
+  // options.verify) and not offered for relay again; a publisher of the version relays nothing
+  // of it. One version may be pulled in several calls into different buffers.
+  // Model, tensor and group names must pass validate_name (tensorhub/core/validate.hpp).
   PullResult pull(const std::string& model, const Version& version, std::span<const Tensor> into,
                   const PullOptions& options = {});
   std::optional<std::uint64_t> latest(const std::string& model);
@@ -177,7 +189,15 @@ class Hub {
 
   // Registered memory for tensors (4 KiB aligned) when the hub has a pool; UserError if not.
   void* allocate(std::uint64_t bytes);
+  // Returns memory from allocate(). A relay of a pull into it is withdrawn first, waiting for
+  // reads of it in flight (the next owner of the memory may write it at once); memory still
+  // published is a UserError (unpublish it first).
   void deallocate(void* p);
+  // Stops relaying whatever this rank relays from the memory of `tensors` (withdrawn at the
+  // coordinator, waiting for reads of it in flight), for callers that reuse their own buffers
+  // for something else. Every relay of the same version stops with it. Memory this rank
+  // published is a UserError (unpublish it first); memory relaying nothing is fine.
+  void stop_relaying(std::span<const Tensor> tensors);
 
   int rank() const;
   bool runs_coordinator() const;

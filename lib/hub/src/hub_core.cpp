@@ -1,0 +1,266 @@
+#include "hub_core.hpp"
+
+#include <unistd.h>
+
+#include <utility>
+
+#include "tensorhub/core/validate.hpp"
+#include "tensorhub/topo/labels.hpp"
+
+namespace tensorhub {
+namespace {
+
+std::string local_hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+coord::WorkerInfo worker_info(const transport::Transport& t, int rank) {
+  coord::WorkerInfo info;
+  info.endpoint = t.endpoint();
+  info.transport = std::string(t.name());
+  // dc/rack from TENSORHUB_DC / TENSORHUB_RACK or the TENSORHUB_TOPOLOGY file, numa from the
+  // CPU binding, gpu from TENSORHUB_GPU (share/doc/topology.md).
+  const auto labels = topo::local_labels();
+  info.host = labels.host.empty() ? local_hostname() : labels.host;
+  info.rack = labels.rack;
+  info.dc = labels.dc;
+  info.numa = labels.numa;
+  info.gpu = labels.gpu;
+  info.rank = rank;
+  return info;
+}
+
+void validate_tensor_names(std::span<const Tensor> tensors) {
+  for (const auto& t : tensors) validate_name("tensor name", t.spec.name);
+}
+
+ModelInfo to_public(const coord::ModelStatus& m) {
+  ModelInfo mi{m.model, {}};
+  for (const auto& v : m.versions) {
+    VersionInfo vi;
+    vi.version = v.version;
+    vi.committed = v.committed;
+    vi.readable = v.readable;
+    vi.retained = v.retained;
+    vi.holders = v.holders;
+    vi.origin_holders = v.origin_holders;
+    vi.pins = v.pins;
+    vi.bytes = v.bytes;
+    vi.snapshot = v.snapshot;
+    for (const auto& h : v.holder_list) {
+      vi.holder_list.push_back(
+          HolderInfo{h.worker, h.host, h.rank, h.origin, h.withdrawn, h.pins, h.chunks_held, h.chunks_total});
+    }
+    mi.versions.push_back(std::move(vi));
+  }
+  return mi;
+}
+
+}  // namespace
+
+HubCore::HubCore(coord::Client& client, std::unique_ptr<transport::Transport> transport, int rank, HubOptions options)
+    : transport_(std::move(transport)),
+      ctx_{client, *transport_, std::move(options), rank, Logger("hub r" + std::to_string(rank))},
+      table_(ctx_),
+      puller_(ctx_, table_, [this](const Withdrawal& w) { offloader_.withdraw_or_offload(w); }),
+      publisher_(ctx_, table_),
+      offloader_(ctx_, table_, puller_) {
+  registration_ = std::make_unique<Registration>(ctx_, worker_info(*transport_, rank));
+  ctx_.log.info("joined the hub as worker " + std::to_string(ctx_.id()));
+  registration_->start_heartbeat([this] { return try_rebuild(); });
+}
+
+HubCore::~HubCore() { abandon(); }
+
+void HubCore::check_open(const char* method) const {
+  if (closed_.load()) throw HubClosed(std::string("hub is closed: ") + method + " called after Hub::close()");
+}
+
+bool HubCore::try_rebuild() {
+  std::unique_lock lock(api_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  if (!closed_.load()) registration_->rebuild(table_);
+  return true;
+}
+
+void HubCore::stop_relaying_locked(const std::vector<ByteRange>& ranges, const std::string& why) {
+  for (const auto& w : table_.relays_overlapping(ranges, why)) {
+    try {
+      offloader_.withdraw_or_offload(w);  // offloads a retained version we are the last holder of
+    } catch (const NotFoundError&) {
+      // the coordinator already forgot it
+    }
+    table_.remove(w.model, w.version, false);
+  }
+}
+
+void HubCore::publish(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
+                      const std::optional<Group>& group) {
+  registered("publish", [&] {
+    validate_name("model name", model);
+    validate_tensor_names(tensors);
+    group_or_solo(group, "publisher-w", ctx_.id());       // checks the group before anything is sent
+    stop_relaying_locked(ranges_of(tensors), "publish");  // a reader republishing what it pulled
+    publisher_.publish(model, version, tensors, group);
+  });
+}
+
+void HubCore::unpublish(const std::string& model, std::uint64_t version) {
+  registered("unpublish", [&] {
+    validate_name("model name", model);
+    if (!table_.has_origin(model, version)) {
+      throw NotFoundError(vname(model, version) + " is not published by this rank");
+    }
+    Withdrawal w{model, version, true, {}};
+    for (const auto& r : table_.all()) {
+      if (r.origin && r.model == model && r.version == version) w.tensors = r.tensors;
+    }
+    offloader_.withdraw_or_offload(w);
+    table_.remove(model, version, true);  // detaches the memory
+  });
+}
+
+void HubCore::retain(const std::string& model, std::uint64_t version) {
+  check_open("retain");
+  validate_name("model name", model);
+  ctx_.client.retain(model, version);
+}
+
+void HubCore::release(const std::string& model, std::uint64_t version) {
+  check_open("release");
+  validate_name("model name", model);
+  ctx_.client.release(model, version);
+}
+
+void HubCore::attach_snapshot(const std::string& path) {
+  registered("attach_snapshot", [&] { offloader_.attach_snapshot(path); });
+}
+
+PullResult HubCore::pull(const std::string& model, const Version& version, std::span<const Tensor> into,
+                         const PullOptions& options) {
+  return registered("pull", [&] {
+    validate_name("model name", model);
+    validate_tensor_names(into);
+    group_or_solo(options.group, "reader-w", ctx_.id());  // checks the group before anything is sent
+    // We are about to overwrite these buffers: stop serving whatever we relayed from them.
+    stop_relaying_locked(ranges_of(into), "pull");
+    return puller_.pull(model, version, into, options);
+  });
+}
+
+std::optional<std::uint64_t> HubCore::latest(const std::string& model) {
+  check_open("latest");
+  validate_name("model name", model);
+  return ctx_.client.latest(model);
+}
+
+std::optional<std::uint64_t> HubCore::wait_for(const std::string& model, std::optional<std::uint64_t> newer_than,
+                                               std::chrono::milliseconds timeout) {
+  check_open("wait_for");
+  validate_name("model name", model);
+  return ctx_.client.wait_for(model, newer_than, timeout);
+}
+
+Manifest HubCore::manifest(const std::string& model, const Version& version) {
+  return registered("manifest", [&] {
+    validate_name("model name", model);
+    return puller_.manifest(model, version);
+  });
+}
+
+std::vector<ModelInfo> HubCore::status() {
+  check_open("status");
+  std::vector<ModelInfo> out;
+  for (const auto& m : ctx_.client.status()) out.push_back(to_public(m));
+  return out;
+}
+
+void* HubCore::allocate(std::uint64_t bytes) {
+  std::lock_guard lock(api_mu_);
+  check_open("allocate");
+  void* p = transport_->allocate(bytes);
+  allocations_[p] = bytes;
+  return p;
+}
+
+void HubCore::deallocate(void* p) {
+  registered("deallocate", [&] {
+    const auto it = allocations_.find(p);
+    if (it != allocations_.end()) {
+      // Whoever reads a relay of this memory would get what the next owner writes into it.
+      const auto b = reinterpret_cast<std::uintptr_t>(p);
+      stop_relaying_locked({ByteRange{b, b + it->second}}, "deallocate");
+    }
+    transport_->deallocate(p);  // throws for memory not allocated here
+    if (it != allocations_.end()) allocations_.erase(it);
+  });
+}
+
+void HubCore::stop_relaying(std::span<const Tensor> tensors) {
+  registered("stop_relaying", [&] { stop_relaying_locked(ranges_of(tensors), "stop_relaying"); });
+}
+
+void HubCore::close() {
+  auto error = leave();
+  release_transport();
+  if (error) std::rethrow_exception(error);
+}
+
+std::exception_ptr HubCore::leave() {
+  {
+    std::lock_guard lock(api_mu_);
+    if (closed_.exchange(true)) return nullptr;  // from now on the heartbeat thread rebuilds nothing
+  }
+  registration_->stop_heartbeat();  // no rebuild may race the teardown
+  std::lock_guard lock(api_mu_);
+  std::exception_ptr first;     // reported once everything is torn down
+  std::vector<Reference> kept;  // still referenced at the coordinator until we deregister
+  while (!table_.empty()) {
+    const auto w = table_.newest();
+    try {
+      offloader_.withdraw_or_offload(w);
+    } catch (const NotFoundError&) {
+      // already gone at the coordinator (e.g. the version was dropped)
+    } catch (const std::exception& e) {
+      // OffloadRequired without a snapshot dir, an unreachable coordinator...: leaving anyway
+      // (the other ranks wait for us); the version loses this holder when we deregister.
+      ctx_.log.error(std::string("close: ") + e.what());
+      if (!first) first = std::current_exception();
+      for (auto& r : table_.take(w.model, w.version, w.origin)) kept.push_back(std::move(r));
+      continue;
+    }
+    table_.remove(w.model, w.version, w.origin);
+  }
+  registration_->deregister();
+  kept.clear();
+  allocations_.clear();
+  return first;
+}
+
+void HubCore::release_transport() {
+  std::lock_guard lock(api_mu_);
+  closed_ = true;
+  if (!transport_) return;
+  table_.all().clear();  // exposures end before their transport
+  transport_->close();
+  transport_.reset();
+}
+
+void HubCore::abandon() noexcept {
+  {
+    std::lock_guard lock(api_mu_);
+    closed_ = true;
+  }
+  if (registration_) registration_->stop_heartbeat();
+  std::lock_guard lock(api_mu_);
+  table_.all().clear();
+}
+
+transport::Transport& HubCore::transport() {
+  require(transport_ != nullptr, "HubCore::transport after release_transport");
+  return *transport_;
+}
+
+}  // namespace tensorhub

@@ -1,0 +1,111 @@
+// HubCore: everything one rank's hub does, without MPI (private header). Hub::Impl wraps it in
+// the MPI glue (communicator, collective join and close); unit tests run several HubCores in one
+// process over the `local` transport and an in-process coordinator.
+//
+// Built from a control-plane client, a data-plane transport, the rank and the options (as
+// given: the environment is read by whoever builds it). One user thread at a time calls it; the
+// heartbeat thread's rebuilds are serialised with those calls by the API mutex. After close()
+// or abandon() every call throws HubClosed.
+#pragma once
+
+#include <atomic>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hub_context.hpp"
+#include "offloader.hpp"
+#include "publisher.hpp"
+#include "puller.hpp"
+#include "reference_table.hpp"
+#include "registration.hpp"
+
+namespace tensorhub {
+
+class HubCore {
+ public:
+  // Registers at the coordinator and starts heartbeating. `client` must outlive the HubCore.
+  HubCore(coord::Client& client, std::unique_ptr<transport::Transport> transport, int rank, HubOptions options);
+  // Like abandon(): a HubCore not closed leaves without telling the coordinator.
+  ~HubCore();
+  HubCore(const HubCore&) = delete;
+  HubCore& operator=(const HubCore&) = delete;
+
+  // The Hub calls of the same names (hub.hpp documents them).
+  void publish(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
+               const std::optional<Group>& group);
+  void unpublish(const std::string& model, std::uint64_t version);
+  void retain(const std::string& model, std::uint64_t version);
+  void release(const std::string& model, std::uint64_t version);
+  void attach_snapshot(const std::string& path);
+  PullResult pull(const std::string& model, const Version& version, std::span<const Tensor> into,
+                  const PullOptions& options);
+  std::optional<std::uint64_t> latest(const std::string& model);
+  std::optional<std::uint64_t> wait_for(const std::string& model, std::optional<std::uint64_t> newer_than,
+                                        std::chrono::milliseconds timeout);
+  Manifest manifest(const std::string& model, const Version& version);
+  std::vector<ModelInfo> status();
+  void* allocate(std::uint64_t bytes);
+  void deallocate(void* p);
+  void stop_relaying(std::span<const Tensor> tensors);
+
+  // leave() then release_transport(); rethrows what leave() reported. A second call does nothing.
+  void close();
+  // The first half of close, no collective: withdraws every reference (newest first, waiting
+  // for its readers, offloading retained versions this rank is the last holder of) and
+  // deregisters. Errors do not stop it; the first is returned (null if none, or if closed).
+  std::exception_ptr leave();
+  // The second half: closes the transport (collective for mpi_rma) and frees it. Idempotent.
+  void release_transport();
+  // Local teardown without collectives or coordinator calls (a rank failing alone).
+  void abandon() noexcept;
+
+  bool closed() const { return closed_.load(); }
+  // The transport while it exists (Hub::Impl's job barrier); ContractViolation after release.
+  transport::Transport& transport();
+  coord::WorkerId worker() const { return ctx_.id(); }
+  int rank() const { return ctx_.rank; }
+
+ private:
+  // Runs `f` with the API mutex held, open and registered at the coordinator: after a lost
+  // registration it re-registers and re-publishes first, and retries `f` once when `f` itself
+  // meets UnknownWorker.
+  template <class F>
+  auto registered(const char* method, F&& f) -> decltype(f()) {
+    std::lock_guard lock(api_mu_);
+    check_open(method);
+    if (registration_->lost()) registration_->rebuild(table_);
+    try {
+      return f();
+    } catch (const UnknownWorker& e) {
+      ctx_.log.warn(std::string("re-registering: ") + e.what());
+      registration_->rebuild(table_, true);
+      return f();
+    }
+  }
+  // HubClosed("hub is closed: <method> called after Hub::close()") once closed.
+  void check_open(const char* method) const;
+  // From the heartbeat thread: a rebuild if the API mutex is free; false if it was busy.
+  bool try_rebuild();
+  // Stops relaying (withdraws, offloading if needed) every relay overlapping `ranges`; UserError
+  // naming `why` if published memory overlaps. Expects the API mutex held.
+  void stop_relaying_locked(const std::vector<ByteRange>& ranges, const std::string& why);
+
+  std::unique_ptr<transport::Transport> transport_;
+  HubContext ctx_;
+  ReferenceTable table_;
+  Puller puller_;
+  Publisher publisher_;
+  Offloader offloader_;
+  std::mutex api_mu_;
+  std::map<void*, std::uint64_t> allocations_;  // allocate()d here and not deallocated yet
+  std::atomic<bool> closed_{false};
+  std::unique_ptr<Registration> registration_;  // last: its heartbeat stops before the rest goes
+};
+
+}  // namespace tensorhub
