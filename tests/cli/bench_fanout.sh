@@ -22,7 +22,7 @@ echo "$out"
 grep -q "every reader verified" <<<"$out"
 grep -Eq "^ *tensorhub +[0-9.]+ +- " <<<"$out"
 python3 "$here/check_fanout_json.py" "$dir/f.json" 2 tensorhub,star,bcast,store --max-trainer-ratio 2
-[[ -z $(find "$dir" -name '*.h5*') ]] || { echo "FAIL: the storage rank left its file behind"; exit 1; }
+[[ -z $(find "$dir" -mindepth 1 -name '*.h5*') ]] || { echo "FAIL: the storage rank left its file behind"; exit 1; }
 
 echo "+ bench fanout, 3 ranks, --link-mbit, 2 rounds of tensorhub and star"
 "$mpiexec" "$@" -n 3 "$bin" bench fanout --size 2MiB --tensors 4 --methods tensorhub,star --iters 2 \

@@ -160,37 +160,7 @@ TEST_F(LocalHubs, ColocatedTrainerAndRolloutPullTheWholeVersion) {
   y.unpublish("m", 1);
 }
 
-// Whether this coordinator merges a second relay offer of an active relay holder (the
-// coordinator side of bug 4); without it the two-call pulls below cannot work.
-bool coordinator_merges_offers() {
-  coord::Coordinator c;
-  coord::WorkerInfo info;
-  info.endpoint = "local:probe";
-  info.transport = "local";
-  const auto p = c.register_worker(info);
-  const auto r = c.register_worker(info);
-  std::vector<std::uint64_t> mem(kChunk / 8);
-  std::vector<Tensor> ts{host_tensor("a", DType::kU8, {kChunk}, mem.data()),
-                         host_tensor("b", DType::kU8, {kChunk}, mem.data())};
-  coord::PublishRequest pr;
-  pr.worker = p;
-  pr.model = "probe";
-  pr.version = 1;
-  pr.chunk_bytes = kChunk;
-  pr.shard = describe_shard(0, ts, kChunk);
-  pr.regions = {"x", "y"};
-  c.publish(pr);
-  c.offer_relay(coord::RelayOffer{r, "probe", 1, {"ra", ""}});
-  try {
-    c.offer_relay(coord::RelayOffer{r, "probe", 1, {"", "rb"}});
-    return true;
-  } catch (const UserError&) {
-    return false;
-  }
-}
-
 TEST_F(LocalHubsK1, OneVersionInTwoCallsIntoDifferentBuffers) {
-  if (!coordinator_merges_offers()) GTEST_SKIP() << "needs the coordinator's offer_relay merge (bug 4, lib/coord)";
   auto& pub = add_hub();
   auto& a = add_hub();
   auto& b = add_hub();
