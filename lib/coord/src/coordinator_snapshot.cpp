@@ -4,8 +4,8 @@
 
 #include "tensorhub/coord/coordinator.hpp"
 #include "tensorhub/core/error.hpp"
-#include "tensorhub/core/validate.hpp"
 #include "tensorhub/core/manifest.hpp"
+#include "tensorhub/core/validate.hpp"
 #include "vname.hpp"
 
 namespace tensorhub::coord {
