@@ -1,0 +1,52 @@
+"""Fixtures for the Python tests (tests/python/CMakeLists.txt runs them with PYTHONPATH set to the
+staged package and TENSORHUB_BIN to the CLI)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.fixture
+def tensorhub_bin() -> str:
+    path = os.environ.get("TENSORHUB_BIN", "")
+    assert path and os.access(path, os.X_OK), "TENSORHUB_BIN must name the tensorhub executable"
+    return path
+
+
+@pytest.fixture
+def serve(tensorhub_bin, tmp_path):
+    """A standalone coordinator (`tensorhub serve`) on a free loopback port: yields its address."""
+    log = tmp_path / "serve.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([tensorhub_bin, "serve", "--listen", "127.0.0.1:0"], stdout=out,
+                                stderr=subprocess.STDOUT)
+    try:
+        port = None
+        for _ in range(200):
+            m = re.search(r"listening on [^:\s]*:(\d+)", log.read_text())
+            if m:
+                port = m.group(1)
+                break
+            assert proc.poll() is None, "serve exited: " + log.read_text()
+            time.sleep(0.05)
+        assert port, "serve did not start: " + log.read_text()
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def run_worker(script: str, *args: str, env: dict[str, str] | None = None, timeout: float = 120):
+    """Runs tests/python/<script> in a plain Python process (no MPI launcher)."""
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.Popen([sys.executable, os.path.join(HERE, script), *args], env=e, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)

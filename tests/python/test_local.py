@@ -1,0 +1,197 @@
+"""One plain process, transport 'local', its own coordinator: the API without MPI ranks."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import threading
+import time
+import weakref
+
+import numpy as np
+import pytest
+
+import tensorhub
+
+DTYPES = ["f32", "f16", "bf16", "f64", "i8", "u8", "i16", "i32", "i64", "bool"]
+
+
+def sample(dtype: str, shape=(3, 5), seed=0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    np_dtype = tensorhub.NUMPY_DTYPES[dtype]
+    if dtype == "bool":
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if np.issubdtype(np_dtype, np.integer):
+        info = np.iinfo(np_dtype)
+        return rng.integers(info.min, info.max, size=shape, dtype=np_dtype, endpoint=True)
+    return rng.standard_normal(shape).astype(np_dtype)
+
+
+@pytest.fixture(scope="module")
+def hub():
+    with tensorhub.Hub(chunk="4KiB") as h:
+        assert h.transport == "local" and h.runs_coordinator
+        yield h
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dtype_round_trip(hub, dtype):
+    model = f"rt-{dtype}"
+    a = sample(dtype, (33, 129))
+    b = sample(dtype, (7,), seed=1)
+    wrap = (lambda x: tensorhub.Tensor(x, dtype)) if dtype == "bf16" else (lambda x: x)
+    hub.publish(model, 1, {"a": wrap(a), "b": wrap(b)})
+    m = hub.manifest(model, 1)
+    assert [(t.name, t.dtype, t.shape) for t in m.tensors] == [("a", dtype, (33, 129)), ("b", dtype, (7,))]
+    r = hub.pull(model)  # allocates NumPy arrays (bf16: uint16 words)
+    assert r.version == 1 and r.bytes == a.nbytes + b.nbytes
+    assert r.tensors["a"].dtype == a.dtype and r.tensors["a"].tobytes() == a.tobytes()
+    assert r.tensors["b"].tobytes() == b.tobytes()
+    into = {"a": wrap(np.zeros_like(a))}
+    r2 = hub.pull(model, 1, into=into)
+    got = into["a"].array if dtype == "bf16" else into["a"]
+    assert r2.bytes == a.nbytes and got.tobytes() == a.tobytes()
+    hub.unpublish(model, 1)
+
+
+def test_bf16_needs_explicit_dtype(hub):
+    w = np.arange(16, dtype=np.uint16)  # raw bf16 words: NumPy has no bf16, TensorHub no u16
+    with pytest.raises(tensorhub.UserError, match="Tensor"):
+        hub.publish("raw16", 1, {"w": w})
+    hub.publish("raw16", 1, {"w": tensorhub.Tensor(w, "bfloat16")})
+    assert hub.manifest("raw16", 1)["w"].dtype == "bf16"
+    hub.unpublish("raw16", 1)
+
+
+def test_rejects_non_contiguous_and_wrong_shape(hub):
+    a = np.arange(64, dtype=np.float32).reshape(8, 8)
+    with pytest.raises(tensorhub.UserError, match="not C-contiguous"):
+        hub.publish("nc", 1, {"a": a[:, ::2]})
+    hub.publish("nc", 1, {"a": a})
+    with pytest.raises(tensorhub.UserError, match="not C-contiguous"):
+        hub.pull("nc", 1, into={"a": np.zeros((8, 16), np.float32)[:, ::2]})
+    with pytest.raises(tensorhub.UserError) as e:
+        hub.pull("nc", 1, into={"a": np.zeros((4, 16), np.float32)})
+    assert "tensor 'a': destination is f32[4,16]" in str(e.value), str(e.value)
+    with pytest.raises(tensorhub.UserError):
+        hub.pull("nc", 1, into={"a": np.zeros((8, 8), np.float64)})
+    ro = np.zeros((8, 8), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(tensorhub.UserError, match="read-only"):
+        hub.pull("nc", 1, into={"a": ro})
+    with pytest.raises(tensorhub.UserError, match="no TensorHub dtype"):
+        hub.publish("nc", 2, {"c": np.zeros(4, np.complex64)})
+    with pytest.raises(tensorhub.UserError, match="needs 2-byte items"):
+        hub.publish("nc", 2, {"c": tensorhub.Tensor(np.zeros(4, np.float32), "bf16")})
+    hub.unpublish("nc", 1)
+
+
+def test_published_arrays_are_kept_alive(hub):
+    a = np.arange(1 << 16, dtype=np.int64)
+    expect = a.copy()
+    ref = weakref.ref(a)
+    hub.publish("life", 1, {"a": a})
+    del a
+    gc.collect()
+    assert ref() is not None, "the hub must hold a published array"
+    junk = [np.full(1 << 16, -1, np.int64) for _ in range(8)]  # reuse of freed memory would show
+    r = hub.pull("life", 1)
+    assert np.array_equal(r.tensors["a"], expect)
+    del junk
+    hub.unpublish("life", 1)
+    gc.collect()
+    assert ref() is None, "unpublish must release the array"
+
+
+def test_exceptions_are_mapped(hub):
+    assert issubclass(tensorhub.NotFoundError, tensorhub.UserError)
+    assert issubclass(tensorhub.UserError, tensorhub.Error)
+    assert issubclass(tensorhub.TimeoutError, tensorhub.TransportError)
+    assert issubclass(tensorhub.Error, RuntimeError)
+    with pytest.raises(tensorhub.NotFoundError, match="nosuchmodel"):
+        hub.manifest("nosuchmodel")
+    with pytest.raises(tensorhub.UserError):
+        hub.publish("bad name\n", 1, {"a": np.zeros(4, np.float32)})
+    with pytest.raises(tensorhub.UserError, match="version"):
+        hub.pull("x", version="newest")
+    with pytest.raises(tensorhub.UserError, match="cannot read"):
+        tensorhub.Hub(pool="lots")
+
+
+def test_hub_closed():
+    h = tensorhub.Hub()
+    h.publish("c", 1, {"a": np.zeros(4, np.float32)})
+    h.close()
+    h.close()  # a second close does nothing
+    with pytest.raises(tensorhub.HubClosed):
+        h.latest("c")
+
+
+def test_latest_wait_for_status_progress(hub):
+    assert hub.latest("wf") is None
+    assert hub.wait_for("wf", None, timeout=0.3) is None
+    a = np.ones(3 << 12, np.float32)
+    hub.publish("wf", 4, {"a": a})
+    assert hub.latest("wf") == 4
+    assert hub.wait_for("wf", None, timeout=5) == 4
+    seen = []
+    r = hub.pull("wf", progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1] == (a.nbytes, a.nbytes) and r.local_bytes == a.nbytes
+    models = {m["model"]: m for m in hub.status()}
+    assert [v["version"] for v in models["wf"]["versions"]] == [4]
+
+    def boom(done, total):
+        raise ValueError("stop here")
+
+    with pytest.raises(ValueError, match="stop here"):
+        hub.pull("wf", progress=boom)
+    hub.unpublish("wf", 4)
+
+
+def test_ctrl_c_interrupts_wait(hub):
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    t0 = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        hub.wait_for("never", None, timeout=60)
+    timer.join()
+    assert time.monotonic() - t0 < 30
+    assert hub.latest("never") is None  # the hub still works after the interrupt
+
+
+def test_buffer_protocol_objects(hub):
+    buf = bytearray(range(256)) * 16
+    hub.publish("buf", 1, {"raw": buf})
+    out = bytearray(len(buf))
+    hub.pull("buf", 1, into={"raw": out})
+    assert out == buf
+    hub.stop_relaying({"raw": out})
+    hub.unpublish("buf", 1)
+
+
+def test_allocate_needs_pool(hub):
+    with pytest.raises(tensorhub.UserError):
+        hub.allocate((4,), "f32")
+
+
+def test_torch_helpers(hub):
+    torch = pytest.importorskip("torch", reason="torch is not installed: torch helpers untested")
+    import tensorhub.torch as tht
+
+    src = torch.nn.Linear(8, 4).to(torch.bfloat16)
+    dst = torch.nn.Linear(8, 4).to(torch.bfloat16)
+    tht.publish_module(hub, "torchm", 1, src)
+    assert hub.manifest("torchm", 1)["weight"].dtype == "bf16"
+    tht.pull_into_module(hub, "torchm", dst)
+    assert torch.equal(src.weight, dst.weight) and torch.equal(src.bias, dst.bias)
+    hub.unpublish("torchm", 1)
+
+
+def test_import_does_not_import_torch():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", "import sys, tensorhub, tensorhub.torch; print('torch' in sys.modules)"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
