@@ -195,3 +195,50 @@ def test_import_does_not_import_torch():
     out = subprocess.run([sys.executable, "-c", "import sys, tensorhub, tensorhub.torch; print('torch' in sys.modules)"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+class _FakeTorchTensor:
+    """Duck-types the torch.Tensor surface tensorhub uses, over NumPy memory (torch absent)."""
+
+    __module__ = "torch"
+
+    class _Device:
+        def __init__(self, kind):
+            self.type = kind
+
+    def __init__(self, array, dtype, device="cpu"):
+        self._a, self.dtype, self.device = array, dtype, self._Device(device)
+        self.shape = array.shape
+
+    def data_ptr(self):
+        return self._a.__array_interface__["data"][0]
+
+    def is_contiguous(self):
+        return self._a.flags.c_contiguous
+
+    def stride(self):
+        return tuple(s // self._a.itemsize for s in self._a.strides)
+
+    def element_size(self):
+        return self._a.itemsize
+
+    def numel(self):
+        return self._a.size
+
+
+def test_torch_like_tensors_without_torch(hub):
+    w = np.arange(24, dtype=np.uint16).reshape(4, 6)
+    t = _FakeTorchTensor(w, "torch.bfloat16")
+    hub.publish("faketorch", 1, {"w": t})
+    assert hub.manifest("faketorch", 1)["w"].dtype == "bf16"
+    out = np.zeros_like(w)
+    hub.pull("faketorch", 1, into={"w": _FakeTorchTensor(out, "torch.bfloat16")})
+    assert np.array_equal(out, w)
+    with pytest.raises(tensorhub.UserError, match="not contiguous"):
+        hub.publish("faketorch", 2, {"w": _FakeTorchTensor(w[:, ::2], "torch.bfloat16")})
+    with pytest.raises(tensorhub.UserError, match="cuda tensors are not supported"):
+        hub.publish("faketorch", 2, {"w": _FakeTorchTensor(w, "torch.bfloat16", device="cuda")})
+    with pytest.raises(tensorhub.UserError, match="not supported"):
+        hub.publish("faketorch", 2, {"w": _FakeTorchTensor(w, "torch.complex32")})
+    hub.stop_relaying({"w": tensorhub.Tensor(out, "bf16")})
+    hub.unpublish("faketorch", 1)
