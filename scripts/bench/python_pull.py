@@ -75,11 +75,13 @@ def main() -> int:
             print(f"{'path':<10}{'median s':>10}{'GiB/s':>8}{'min s':>10}{'max s':>10}")
             print(f"{'C++':<10}{c:>10.4f}{gib / c:>8.2f}{min(cpp):>10.4f}{max(cpp):>10.4f}")
             print(f"{'Python':<10}{q:>10.4f}{gib / q:>8.2f}{min(py):>10.4f}{max(py):>10.4f}")
-            print(f"ratio Python/C++ (median): {q / c:.3f}   (min: {min(py) / min(cpp):.3f})")
+            paired = statistics.median(p / q_ for p, q_ in zip(py, cpp))
+            print(f"ratio Python/C++ (median): {q / c:.3f}   (min: {min(py) / min(cpp):.3f}, "
+                  f"median of adjacent pairs: {paired:.3f})")
             print(json.dumps({"bench": "python_pull", "bytes": nbytes, "tensors": a.tensors,
                               "transport": a.transport, "iterations": a.iterations, "cpp_seconds": cpp,
                               "python_seconds": py, "ratio": q / c,
-                              "ratio_min": min(py) / min(cpp)}))
+                              "ratio_min": min(py) / min(cpp), "ratio_paired": paired}))
         if world.rank == 0:
             hub.unpublish("bench", 1)
     return 0

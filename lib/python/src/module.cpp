@@ -275,9 +275,9 @@ class PyHub {
     released([&] { hub_->stop_relaying(ts); });
   }
 
-  int rank() const { return hub_->rank(); }
-  bool runs_coordinator() const { return hub_->runs_coordinator(); }
-  std::string address() const { return hub_->coordinator_address(); }
+  [[nodiscard]] int rank() const { return hub_->rank(); }
+  [[nodiscard]] bool runs_coordinator() const { return hub_->runs_coordinator(); }
+  [[nodiscard]] std::string address() const { return hub_->coordinator_address(); }
 
  private:
   template <class F>
@@ -288,6 +288,7 @@ class PyHub {
   std::unique_ptr<Hub> hub_;
 };
 
+// NOLINTNEXTLINE(bugprone-easily-swappable-parameters): the Python keyword arguments, by name
 HubOptions make_options(const std::string& address, const std::string& transport, std::uint64_t pool,
                         std::uint64_t chunk, std::uint32_t max_readers, std::uint32_t inflight, double rpc_deadline_s,
                         double pull_deadline_s, const std::string& snapshot_dir) {
@@ -334,7 +335,7 @@ PYBIND11_MODULE(_tensorhub, m) {
   m.def("dtype_name",
         [](const std::string& name) { return std::string(tensorhub::dtype_name(tensorhub::parse_dtype(name))); });
   m.attr("DEFAULT_CHUNK_BYTES") = tensorhub::kDefaultChunkBytes;
-  m.attr("HAVE_UCX") = static_cast<bool>(TENSORHUB_HAVE_UCX);
+  m.attr("HAVE_UCX") = TENSORHUB_HAVE_UCX != 0;
   m.attr("VERSION") = TENSORHUB_VERSION;
   py::class_<th::PyHub>(m, "Hub")
       .def(py::init([](std::optional<std::uintptr_t> comm, const std::string& address, const std::string& transport,
