@@ -50,3 +50,16 @@ def run_worker(script: str, *args: str, env: dict[str, str] | None = None, timeo
     e.update(env or {})
     return subprocess.Popen([sys.executable, os.path.join(HERE, script), *args], env=e, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
+
+
+def pytest_runtest_logreport(report):
+    """Under mpirun a failure on one rank would leave the others waiting in a collective: print it
+    and abort the whole job (mpirun then exits non-zero)."""
+    if not report.failed or "mpi4py.MPI" not in sys.modules:
+        return
+    mpi = sys.modules["mpi4py.MPI"]
+    world = mpi.COMM_WORLD
+    if world.Get_size() > 1:
+        sys.stderr.write(f"rank {world.Get_rank()}: {report.nodeid} failed:\n{report.longreprtext}\n")
+        sys.stderr.flush()
+        world.Abort(1)

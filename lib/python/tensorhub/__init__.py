@@ -41,6 +41,11 @@ from ._hub import Group, Hub, Manifest, PullResult, TensorInfo, parse_bytes
 
 __version__ = "0.1.0"
 
+for _cls in (ChecksumError, ContractViolation, Error, HubClosed, NotFoundError, OffloadRequired, TimeoutError,
+             TransportError, UnknownWorker, UserError):
+    _cls.__module__ = "tensorhub"  # tracebacks name tensorhub.NotFoundError, not the extension
+del _cls
+
 __all__ = [
     "ChecksumError",
     "ContractViolation",
