@@ -242,3 +242,26 @@ def test_torch_like_tensors_without_torch(hub):
         hub.publish("faketorch", 2, {"w": _FakeTorchTensor(w, "torch.complex32")})
     hub.stop_relaying({"w": tensorhub.Tensor(out, "bf16")})
     hub.unpublish("faketorch", 1)
+
+
+class _DLPackOnly:
+    """An array object known only through the DLPack protocol (not NumPy, no buffer protocol)."""
+
+    def __init__(self, array):
+        self._a = array
+
+    def __dlpack__(self, stream=None):
+        return self._a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_dlpack_objects_are_zero_copy(hub):
+    a = np.arange(4096, dtype=np.int32)
+    hub.publish("dlpack", 1, {"a": _DLPackOnly(a)})
+    out = np.zeros_like(a)
+    hub.pull("dlpack", 1, into={"a": _DLPackOnly(out)})
+    assert np.array_equal(out, a)  # written in place through the DLPack view
+    hub.stop_relaying({"a": out})
+    hub.unpublish("dlpack", 1)

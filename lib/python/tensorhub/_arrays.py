@@ -131,12 +131,15 @@ def view(name: str, obj: Any, *, writable: bool) -> View:
     if _is_torch(obj):
         return _torch_view(name, obj, dtype, writable)
     arr = _numpy(name, obj)
+    # DLPack carries no read-only flag (NumPy marks every import read-only): the object's owner
+    # vouches for it, as with torch tensors.
+    via_dlpack = not isinstance(obj, np.ndarray) and hasattr(obj, "__dlpack__")
     if not arr.flags.c_contiguous:
         raise _tensorhub.UserError(
             f"tensor '{name}' is not C-contiguous (shape {arr.shape}, strides {arr.strides}): "
             "TensorHub never copies; pass numpy.ascontiguousarray(x) (a copy you keep alive)"
         )
-    if writable and not arr.flags.writeable:
+    if writable and not arr.flags.writeable and not via_dlpack:
         raise _tensorhub.UserError(f"tensor '{name}' is read-only and cannot be pulled into")
     if dtype is None:
         dtype = _FROM_NUMPY.get(arr.dtype)
