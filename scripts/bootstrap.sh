@@ -15,16 +15,19 @@ BUILD_PACKAGES=(
   libgtest-dev libgmock-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libxxhash-dev
+  libcpp-httplib-dev  # Prometheus metrics endpoint of the coordinator (lib/coord metrics_server.cpp)
 )
 # What the tests run besides the build (so that as root no test is skipped, see tests/):
 #   slurmctld slurmd slurm-client munge   tests/slurm: scripts/slurm-local.sh (munged, mungekey,
 #                                          slurmctld, slurmd, sbatch, srun, sinfo, squeue, scontrol)
 #   iproute2 util-linux                    tests/netsim: ip, tc, ss; unshare, flock
 #   python3                                JSON checks of tests/cli and tests/netsim
+#   prometheus                             promtool check metrics (tests/cli metrics test)
 TEST_PACKAGES=(
   slurmctld slurmd slurm-client munge
   iproute2 util-linux
   python3
+  prometheus
 )
 # scripts/lint.sh (run by .ci/run).
 LINT_PACKAGES=(clang-format clang-tidy)
