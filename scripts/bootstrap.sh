@@ -16,6 +16,7 @@ BUILD_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libxxhash-dev
   python3-dev pybind11-dev  # lib/python: the `tensorhub` Python extension (TENSORHUB_PYTHON)
+  libcpp-httplib-dev  # Prometheus metrics endpoint of the coordinator (lib/coord metrics_server.cpp)
 )
 # What the tests run besides the build (so that as root no test is skipped, see tests/):
 #   slurmctld slurmd slurm-client munge   tests/slurm: scripts/slurm-local.sh (munged, mungekey,
@@ -23,11 +24,13 @@ BUILD_PACKAGES=(
 #   iproute2 util-linux                    tests/netsim: ip, tc, ss; unshare, flock
 #   python3                                JSON checks of tests/cli and tests/netsim
 #   python3-pytest python3-mpi4py          tests/python (label python): pytest, mpi4py ranks
+#   prometheus                             promtool check metrics (tests/cli metrics test)
 TEST_PACKAGES=(
   slurmctld slurmd slurm-client munge
   iproute2 util-linux
   python3
   python3-pytest python3-mpi4py
+  prometheus
 )
 # scripts/lint.sh (run by .ci/run).
 LINT_PACKAGES=(clang-format clang-tidy)

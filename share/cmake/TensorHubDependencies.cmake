@@ -34,6 +34,8 @@ find_package(nlohmann_json 3 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
+# cpp-httplib (libcpp-httplib-dev) serves the coordinator's Prometheus metrics (lib/coord).
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 find_package(Boost REQUIRED COMPONENTS program_options)
 # Parallel HDF5 (libhdf5-openmpi-dev) for lib/snapshot: HDF5::HDF5, MPI-IO driver.
 set(HDF5_PREFER_PARALLEL TRUE)

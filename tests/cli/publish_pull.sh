@@ -17,7 +17,16 @@ out=$("$mpiexec" "$@" -n 2 "$bin" publish --synthetic 8MiB --tensors 10 --versio
 echo "$out"
 grep -q "published 'policy' v3" <<<"$out"
 grep -q "every pull verified: xxHash64 of every chunk and the synthetic pattern" <<<"$out"
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert all(r['last_version']==3 for r in d['readers']), d" "$dir/pull.json"
+# Counts are JSON integers (not 3.0), stage timings present.
+python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d['readers']:
+    assert r['last_version'] == 3, d
+    for k in ('rank', 'pulls', 'last_version', 'bytes', 'origin_bytes', 'relay_bytes', 'file_bytes'):
+        assert isinstance(r[k], int), (k, r)
+    assert set(r['stages']) == {'resolve_s', 'no_source_s', 'verify_s', 'transfer_s'}, r
+" "$dir/pull.json"
 
 step "grouped pull into a snapshot"
 out=$("$mpiexec" "$@" -n 1 "$bin" publish --synthetic 8MiB --tensors 10 --start-version 7 \
@@ -26,6 +35,13 @@ echo "$out"
 grep -q "wrote 'policy' v7 to $dir/policy-v7.h5" <<<"$out"
 "$bin" snapshot verify "$dir/policy-v7.h5" | tee /dev/stderr | grep -q "all checksums match"
 "$bin" snapshot inspect "$dir/policy-v7.h5" | tee /dev/stderr | grep -q "'policy' v7"
+# 64-bit checksums as 16 hex digits in JSON.
+"$bin" snapshot inspect --json "$dir/policy-v7.h5" | python3 -c "
+import json, re, sys
+m = json.load(sys.stdin)['manifest']
+sums = [c for t in m['tensors'] for c in t['checksums']]
+assert sums and all(re.fullmatch('[0-9a-f]{16}', c) for c in sums), sums[:3]
+"
 
 step "snapshot save of v2 from its live holders while a reader keeps following the stream"
 out=$("$mpiexec" "$@" -n 1 "$bin" publish --synthetic 8MiB --tensors 10 --versions 3 --interval 1.5 \

@@ -155,6 +155,17 @@ TEST(TopoXml, CorruptFileIsATypedUserError) {
   std::remove(path.c_str());
 }
 
+// hwloc 3's XML (format "3.0") is refused by hwloc 2: the error says so instead of "not valid".
+TEST(TopoXml, NewerXmlFormatIsNamed) {
+  try {
+    load_hwloc_xml(fixture("hwloc3-format.xml"));
+    FAIL() << "no exception";
+  } catch (const TopologyFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("hwloc XML format 3.0 is newer than this hwloc"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TopoLive, DiscoversThisMachine) {
   const NodeTopology n = discover_local();
   EXPECT_EQ(n.source, "live");

@@ -1,5 +1,6 @@
 #include "bench/loop.hpp"
 
+#include "common/trace_merge.hpp"
 #include "tensorhub/mpi/mpi.hpp"
 
 namespace tensorhub::cli::bench {
@@ -45,6 +46,7 @@ LoopRig::LoopRig(const CommonFlags& f, const Model& m) {
   if (world_ < 2) throw UserError("needs at least 2 ranks (trainer and >= 1 rollout); got " + std::to_string(world_));
   const int buffers = trainer() ? 2 : 1;
   hub_ = Hub::join(MPI_COMM_WORLD, f.hub.to_options(static_cast<std::uint64_t>(buffers) * m.arena_bytes));
+  trace_ = f.hub.trace;
   for (int i = 0; i < buffers; ++i) {
     arenas_.emplace_back(m.specs, hub_->allocate(m.arena_bytes));
     arenas_.back().clear();  // fault the pages in before any timing
@@ -104,6 +106,7 @@ void LoopRig::close() {
   }
   mpi::sleepy_barrier(MPI_COMM_WORLD);
   hub_->close();
+  merge_job_trace(MPI_COMM_WORLD, trace_);
 }
 
 }  // namespace tensorhub::cli::bench

@@ -58,6 +58,7 @@ class LoopRig {
   int rank_ = 0;
   int world_ = 0;
   std::unique_ptr<Hub> hub_;
+  std::string trace_;  // --trace: merged at close
   std::vector<Arena> arenas_;
   std::vector<std::optional<std::uint64_t>> published_;  // per trainer buffer
   std::optional<std::uint64_t> held_;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "common/trace_merge.hpp"
 #include "tensorhub/core/manifest.hpp"
 #include "tensorhub/snapshot/snapshot.hpp"
 
@@ -90,6 +91,7 @@ FanoutRig::FanoutRig(const CommonFlags& f, const Model& m, const std::vector<Met
   layout_ = make_layout(world, store);
   const bool storage = rank_ == layout_.storage;
   hub_ = Hub::join(MPI_COMM_WORLD, f.hub.to_options(storage ? 4096 : m.arena_bytes));
+  trace_ = f.hub.trace;
   fan_ = mpi::Comm::split(MPI_COMM_WORLD, storage ? MPI_UNDEFINED : 0, rank_);
   if (!storage) {
     arena_.emplace(m.specs, hub_->allocate(m.arena_bytes));
@@ -112,7 +114,9 @@ FanoutRig::~FanoutRig() {
 }
 
 void FanoutRig::close() {
-  if (hub_) hub_->close();
+  if (!hub_) return;
+  hub_->close();
+  merge_job_trace(MPI_COMM_WORLD, trace_);
 }
 
 double FanoutRig::round_trainer(Method method) {

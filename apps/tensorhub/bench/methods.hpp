@@ -91,7 +91,8 @@ class FanoutRig {
   int rank_ = 0;
   std::string store_path_;
   std::unique_ptr<Hub> hub_;
-  mpi::Comm fan_;  // trainer + readers (for MPI_Bcast)
+  std::string trace_;  // --trace: merged at close
+  mpi::Comm fan_;      // trainer + readers (for MPI_Bcast)
   std::optional<Arena> arena_;
   std::vector<Arena> store_buffers_;  // storage rank: upload + one per reader
   Counters counters_;

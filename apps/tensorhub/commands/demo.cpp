@@ -13,6 +13,7 @@
 #include "common/options.hpp"
 #include "common/report.hpp"
 #include "common/synthetic.hpp"
+#include "common/trace_merge.hpp"
 #include "tensorhub/core/units.hpp"
 #include "tensorhub/hub.hpp"
 #include "tensorhub/mpi/mpi.hpp"
@@ -30,6 +31,7 @@ struct DemoConfig {
   std::string chunk = "4MiB";
   std::uint32_t max_readers = 2;
   std::string json;
+  std::string trace;
   bool verify = true;
 };
 
@@ -59,6 +61,7 @@ int run_demo(const DemoConfig& c, int rank) {
   HubOptions opt;
   opt.chunk_bytes = parse_bytes(c.chunk);
   opt.max_readers_per_source = c.max_readers;
+  opt.trace_path = c.trace;
   // Registered memory: trainers hold two copies of their shard, rollouts one model.
   opt.pool_bytes = trainer ? 2 * Arena::bytes_needed(shard) : rollout ? Arena::bytes_needed(specs) : 0;
   auto hub = Hub::join(MPI_COMM_WORLD, opt);
@@ -117,6 +120,7 @@ int run_demo(const DemoConfig& c, int rank) {
                         static_cast<int>(mine.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD),
              "MPI_Gather(demo results)");
   hub->close();
+  merge_job_trace(MPI_COMM_WORLD, c.trace);
   if (rank != 0) return 0;
 
   std::vector<std::string> headers{"version", "bytes"};
@@ -179,7 +183,9 @@ int cmd_demo(const Args& args) {
       "chunk", po::value(&c.chunk)->default_value(c.chunk), "transfer chunk size")(
       "max-readers", po::value(&c.max_readers)->default_value(c.max_readers), "concurrent readers per source (K)")(
       "no-verify", po::bool_switch(&no_verify), "skip checksum verification (relays still verify)")(
-      "json", po::value(&c.json), "also write the results as JSON to this file");
+      "json", po::value(&c.json), "also write the results as JSON to this file")(
+      "trace", po::value(&c.trace),
+      "write a Chrome trace-event JSON timeline of every rank to this file (ui.perfetto.dev)");
   po::variables_map vm;
   if (!parse_options("demo", desc, args, vm)) return 0;
   c.verify = !no_verify;

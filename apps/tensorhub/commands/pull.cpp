@@ -82,6 +82,7 @@ Manifest wait_for_manifest(Hub& hub, const std::string& model, std::optional<std
 // What one rank measured over all its pulls.
 struct Totals {
   double pulls = 0, bytes = 0, seconds = 0, origin = 0, relay = 0, file = 0, min_gbps = 1e30, max_gbps = 0, last = 0;
+  double resolve = 0, no_source = 0, verify = 0;  // stage seconds, summed over the pulls
 };
 
 int run_pull(const PullConfig& c, Role role) {
@@ -177,6 +178,9 @@ int run_pull(const PullConfig& c, Role role) {
     t.min_gbps = std::min(t.min_gbps, gbps);
     t.max_gbps = std::max(t.max_gbps, gbps);
     t.last = static_cast<double>(r.version);
+    t.resolve += r.resolve_seconds;
+    t.no_source += r.no_source_seconds;
+    t.verify += r.verify_seconds;
     last = r.version;
     last_ok = std::chrono::steady_clock::now();
     if (!c.follow || *last >= *c.follow) break;
@@ -203,8 +207,9 @@ int run_pull(const PullConfig& c, Role role) {
   }
 
   // Summary over the readers of this command.
-  const std::vector<double> mine{t.pulls, t.bytes,    t.seconds,  t.origin, t.relay,
-                                 t.file,  t.min_gbps, t.max_gbps, t.last,   static_cast<double>(job.world_rank)};
+  const std::vector<double> mine{t.pulls,   t.bytes,     t.seconds,  t.origin, t.relay,
+                                 t.file,    t.min_gbps,  t.max_gbps, t.last,   static_cast<double>(job.world_rank),
+                                 t.resolve, t.no_source, t.verify};
   std::vector<double> all(lead ? mine.size() * static_cast<std::size_t>(n) : 0);
   mpi::check(MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
                         static_cast<int>(mine.size()), MPI_DOUBLE, 0, job.role.get()),
@@ -220,17 +225,21 @@ int run_pull(const PullConfig& c, Role role) {
                format_bytes(static_cast<std::uint64_t>(f[1])), fmt(f[6], 2) + ".." + fmt(f[7], 2),
                format_bytes(static_cast<std::uint64_t>(f[3])), format_bytes(static_cast<std::uint64_t>(f[4])),
                format_bytes(static_cast<std::uint64_t>(f[5]))});
-    jr.push_back({{"reader", r},
-                  {"rank", f[9]},
-                  {"pulls", f[0]},
-                  {"last_version", f[8]},
-                  {"bytes", f[1]},
-                  {"seconds", f[2]},
-                  {"origin_bytes", f[3]},
-                  {"relay_bytes", f[4]},
-                  {"file_bytes", f[5]},
-                  {"min_gbps", f[6]},
-                  {"max_gbps", f[7]}});
+    // Counts as JSON integers (they travel as doubles in the gather; exact below 2^53).
+    const auto u = [](double x) { return static_cast<std::uint64_t>(x); };
+    jr.push_back(
+        {{"reader", r},
+         {"rank", static_cast<int>(f[9])},
+         {"pulls", u(f[0])},
+         {"last_version", u(f[8])},
+         {"bytes", u(f[1])},
+         {"seconds", f[2]},
+         {"origin_bytes", u(f[3])},
+         {"relay_bytes", u(f[4])},
+         {"file_bytes", u(f[5])},
+         {"min_gbps", f[6]},
+         {"max_gbps", f[7]},
+         {"stages", {{"resolve_s", f[10]}, {"no_source_s", f[11]}, {"verify_s", f[12]}, {"transfer_s", f[2]}}}});
   }
   table.print(stdout);
   if (c.verify)

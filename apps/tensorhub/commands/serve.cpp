@@ -14,6 +14,8 @@
 #include "common/options.hpp"
 #include "tensorhub/coord/coordinator.hpp"
 #include "tensorhub/coord/grpc_server.hpp"
+#include "tensorhub/coord/metrics.hpp"
+#include "tensorhub/coord/metrics_server.hpp"
 #include "tensorhub/coord/standby.hpp"
 #include "tensorhub/core/error.hpp"
 
@@ -23,6 +25,7 @@ namespace tensorhub::cli {
 
 int cmd_serve(const Args& args) {
   std::string listen = "0.0.0.0:7070";
+  std::string metrics;
   coord::CoordinatorConfig cfg;
   std::int64_t lease_ms = cfg.lease.count();
   coord::StandbyOptions standby;
@@ -40,6 +43,8 @@ int cmd_serve(const Args& args) {
       "lease", po::value(&lease_ms)->default_value(lease_ms),
       "worker lease in ms: a worker silent this long is declared dead and its references, pins and slots "
       "are removed; suspect (no new reads) after half of it. Workers heartbeat every lease/5. 0 = never")(
+      "metrics", po::value(&metrics),
+      "serve Prometheus metrics at http://HOST:PORT/metrics (port 0 = any free port; README \"Observability\")")(
       "standby-of", po::value(&standby.primary), "run as the standby of the primary coordinator at HOST:PORT")(
       "takeover-after", po::value(&takeover_ms)->default_value(takeover_ms),
       "standby: take over when the primary has not answered for this many ms");
@@ -65,15 +70,24 @@ int cmd_serve(const Args& args) {
     watch = std::make_unique<coord::StandbyWatch>(standby);
     server_options.refuse = [w = watch.get()] { return w->refusal(); };
   }
-  coord::GrpcServer server(coordinator, listen, server_options);
+  coord::CallMetrics calls;
+  coord::MeteredClient metered(coordinator, calls);
+  coord::GrpcServer server(metered, listen, server_options);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
+  std::unique_ptr<coord::MetricsServer> metrics_server;
+  if (!metrics.empty()) {
+    metrics_server = std::make_unique<coord::MetricsServer>(
+        metrics, [&coordinator, &calls] { return coord::render_metrics(coordinator, &calls); });
+    std::printf("tensorhub coordinator metrics at http://%s/metrics\n", metrics_server->address_for(host).c_str());
+  }
   std::printf("tensorhub coordinator listening on %s (pid %d, lease %lld ms%s)\n", server.address_for(host).c_str(),
               getpid(), static_cast<long long>(lease_ms), watch ? (", standby of " + standby.primary).c_str() : "");
   std::fflush(stdout);
   int sig = 0;
   sigwait(&stop, &sig);
   std::printf("tensorhub coordinator: signal %d, shutting down\n", sig);
+  metrics_server.reset();
   server.shutdown();
   return 0;
 }

@@ -44,12 +44,22 @@ int cmd_snapshot_inspect(const Args& args) {
   const auto info = snapshot::inspect(f.file);
   const Manifest& m = info.manifest;
   if (f.json) {
+    // 64-bit checksums as 16 hex digits: JSON readers that hold numbers as doubles (jq,
+    // JavaScript) would round them. (The file's own manifest keeps integers.)
+    auto manifest = nlohmann::json::parse(manifest_to_json(m));
+    for (auto& t : manifest["tensors"]) {
+      for (auto& c : t["checksums"]) {
+        char hex[17];
+        std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(c.get<std::uint64_t>()));
+        c = std::string(hex);
+      }
+    }
     nlohmann::json j{{"path", info.path},
                      {"format_version", info.format_version},
                      {"created_by", info.created_by},
                      {"created_at", info.created_at},
                      {"file_bytes", info.file_bytes},
-                     {"manifest", nlohmann::json::parse(manifest_to_json(m))}};
+                     {"manifest", std::move(manifest)}};
     std::cout << j.dump(2) << "\n";
     return 0;
   }

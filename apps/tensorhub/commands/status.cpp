@@ -1,14 +1,21 @@
 // tensorhub status: what the hub knows — models, versions, who holds them, pins, retention and
 // snapshot files. Talks to the coordinator over gRPC; no MPI.
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
+#include <thread>
 
 #include "common/command_table.hpp"
 #include "common/commands.hpp"
 #include "common/hub_state.hpp"
 #include "common/options.hpp"
 #include "common/report.hpp"
+#include "tensorhub/core/error.hpp"
 #include "tensorhub/core/units.hpp"
 
 namespace tensorhub::cli {
@@ -43,6 +50,23 @@ nlohmann::json workers_json(const std::vector<coord::WorkerStatus>& workers) {
   return out;
 }
 
+// "850 ms", "12.3 s", "4 min", "3 h": how long, for people.
+std::string human_ms(std::uint64_t ms) {
+  if (ms < 1000) return std::to_string(ms) + " ms";
+  if (ms < 120000) return fmt(static_cast<double>(ms) / 1000, 1) + " s";
+  if (ms < 2 * 3600000ull) return std::to_string(ms / 60000) + " min";
+  return std::to_string(ms / 3600000) + " h";
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
 // One line of counts, then a table of the workers that are not plainly alive (or of all).
 void print_workers(const std::vector<coord::WorkerStatus>& workers, bool all) {
   std::size_t n[4] = {};
@@ -53,9 +77,25 @@ void print_workers(const std::vector<coord::WorkerStatus>& workers, bool all) {
     if (!all && w.state == coord::WorkerState::kAlive) continue;
     const bool gone = w.state == coord::WorkerState::kDead || w.state == coord::WorkerState::kLeft;
     t.add({std::to_string(w.worker), state_name(w.state), w.info.host, std::to_string(w.info.rank),
-           std::to_string(w.silent_ms) + " ms" + (gone ? " ago" : ""), w.reason.empty() ? "-" : w.reason});
+           human_ms(w.silent_ms) + (gone ? " ago" : ""), w.reason.empty() ? "-" : w.reason});
   }
   if (!t.empty()) t.print(stdout);
+}
+
+void print_versions(const std::vector<coord::ModelStatus>& models) {
+  Table t({"model", "version", "state", "size", "holders (publishers)", "pins", "retained", "snapshot"});
+  for (const auto& m : models) {
+    for (const auto& v : m.versions) {
+      t.add({m.model, std::to_string(v.version), version_state(v), format_bytes(v.bytes),
+             std::to_string(v.holders) + " (" + std::to_string(v.origin_holders) + ")", std::to_string(v.pins),
+             v.retained ? "yes (" + std::to_string(v.retained) + ")" : "no", v.snapshot.empty() ? "-" : v.snapshot});
+    }
+  }
+  if (t.empty()) {
+    std::printf("no models\n");
+    return;
+  }
+  t.print(stdout);
 }
 
 }  // namespace
@@ -66,6 +106,8 @@ int cmd_status(const Args& args) {
   bool json = false;
   bool holders = false;
   bool all_workers = false;
+  double watch = 0;
+  std::uint64_t count = 0;
   po::options_description desc(
       help_head("status",
                 "Workers: suspect ones (silent for half the lease, or a failed read from them), and those that\n"
@@ -74,10 +116,31 @@ int cmd_status(const Args& args) {
       "holders", po::bool_switch(&holders), "also list every holder of every version")(
       "workers", po::bool_switch(&all_workers), "list every worker (default: only suspect, dead and left ones)")(
       "rpc-deadline", po::value(&deadline)->default_value(deadline), "seconds to wait for the coordinator")(
-      "json", po::bool_switch(&json), "print JSON instead of tables");
+      "json", po::bool_switch(&json), "print JSON instead of tables")(
+      "watch", po::value(&watch)->default_value(watch),
+      "redraw a compact table of versions and workers every this many seconds (0 = once)")(
+      "count", po::value(&count)->default_value(count), "with --watch: stop after this many tables (0 = never)");
   po::variables_map vm;
   if (!parse_options("status", desc, args, vm)) return 0;
+  if (watch < 0 || !std::isfinite(watch)) throw UserError("--watch must be a positive number of seconds");
+  if (!vm["count"].defaulted() && watch == 0) throw UserError("--count needs --watch");
+  if (json && watch > 0) throw UserError("--watch draws tables; it cannot be combined with --json");
   const auto client = connect_hub(hub, deadline);
+  if (watch > 0) {
+    // A compact table, redrawn in place on a terminal (appended otherwise), until interrupted.
+    const bool tty = isatty(STDOUT_FILENO) == 1;
+    for (std::uint64_t i = 0; count == 0 || i < count; ++i) {
+      if (i > 0) std::this_thread::sleep_for(std::chrono::duration<double>(watch));
+      const auto models = client->status();
+      const auto workers = client->workers();
+      if (tty) std::printf("\033[H\033[2J");
+      std::printf("hub %s at %s (every %s s; Ctrl-C stops)\n", hub.c_str(), utc_now().c_str(), fmt(watch, 1).c_str());
+      print_versions(models);
+      print_workers(workers, all_workers);
+      std::fflush(stdout);
+    }
+    return 0;
+  }
   const auto models = client->status();
   const auto workers = client->workers();
 
@@ -123,16 +186,8 @@ int cmd_status(const Args& args) {
     print_workers(workers, all_workers);
     return 0;
   }
-  Table t({"model", "version", "state", "size", "holders (publishers)", "pins", "retained", "snapshot"});
-  for (const auto& m : models) {
-    for (const auto& v : m.versions) {
-      t.add({m.model, std::to_string(v.version), version_state(v), format_bytes(v.bytes),
-             std::to_string(v.holders) + " (" + std::to_string(v.origin_holders) + ")", std::to_string(v.pins),
-             v.retained ? "yes (" + std::to_string(v.retained) + ")" : "no", v.snapshot.empty() ? "-" : v.snapshot});
-    }
-  }
   std::printf("hub %s\n", hub.c_str());
-  t.print(stdout);
+  print_versions(models);
   if (holders) {
     Table h({"model", "version", "worker", "host", "rank", "role", "chunks", "pins", "withdrawn"});
     for (const auto& m : models) {

@@ -74,9 +74,12 @@ constexpr std::array kBench{
 
 constexpr std::array kSnapshot{
     Command{"save", "write a version to an HDF5 file from its live holders (readers keep pulling)", cmd_snapshot_save,
-            true, "mpirun -n 2 tensorhub publish --retain : -n 2 tensorhub snapshot save --out policy.h5"},
-    Command{"load", "publish the version stored in a file; this job's ranks become its holders", cmd_snapshot_load,
-            true, "mpirun -n 1 tensorhub snapshot load policy-v42.h5 --retain : -n 2 tensorhub pull"},
+            true,
+            "mpirun -n 2 tensorhub publish --retain --snapshot-dir snapshots : -n 2 tensorhub snapshot save --out "
+            "policy.h5"},
+    Command{
+        "load", "publish the version stored in a file; this job's ranks become its holders", cmd_snapshot_load, true,
+        "mpirun -n 1 tensorhub snapshot load policy-v42.h5 --retain --snapshot-dir snapshots : -n 2 tensorhub pull"},
     Command{"verify", "read every tensor and check every chunk's xxHash64; exit 5 on a mismatch", cmd_snapshot_verify,
             false, "tensorhub snapshot verify policy-v42.h5"},
     Command{"inspect", "list the version's tensors, dtypes, shapes and attributes", cmd_snapshot_inspect, false,

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "common/trace_merge.hpp"
 #include "tensorhub/core/units.hpp"
 
 namespace tensorhub::cli {
@@ -17,7 +18,10 @@ void HubFlags::add_to(boost::program_options::options_description& desc) {
       "max-readers", po::value(&max_readers)->default_value(max_readers),
       "concurrent readers one source serves (coordinator started here)")(
       "snapshot-dir", po::value(&snapshot_dir), "where a retained version is written when its last holder unpublishes")(
-      "deadline", po::value(&deadline_s)->default_value(deadline_s), "seconds a pull may take");
+      "deadline", po::value(&deadline_s)->default_value(deadline_s), "seconds a pull may take")(
+      "trace", po::value(&trace),
+      "write a Chrome trace-event JSON timeline of every rank (control calls, each chunk read and its "
+      "source, verification, waits) to this file; open it in ui.perfetto.dev");
 }
 
 void HubFlags::check() const {
@@ -37,6 +41,7 @@ HubOptions HubFlags::to_options(std::uint64_t pool_bytes) const {
   o.inflight = inflight;
   o.max_readers_per_source = max_readers;
   o.snapshot_dir = snapshot_dir;
+  o.trace_path = trace;
   o.pull_deadline = std::chrono::milliseconds(static_cast<std::int64_t>(deadline_s * 1000));
   return o;
 }
@@ -52,12 +57,14 @@ Job join_job(Role role, const HubFlags& flags, std::uint64_t known_model_bytes,
              "MPI_Allreduce(model size)");
   std::uint64_t pool = pool_for(job.model_bytes, job.role);
   job.hub = Hub::join(MPI_COMM_WORLD, flags.to_options(pool));
+  job.trace = flags.trace;
   return job;
 }
 
 void leave_job(Job& job) {
   mpi::sleepy_barrier(MPI_COMM_WORLD, std::chrono::milliseconds(2));
   job.hub->close();
+  merge_job_trace(MPI_COMM_WORLD, job.trace);
 }
 
 }  // namespace tensorhub::cli

@@ -34,6 +34,7 @@ struct HubFlags {
   std::uint32_t max_readers = 2;
   std::string snapshot_dir;
   double deadline_s = 300;
+  std::string trace;  // --trace FILE (common/trace_merge.hpp)
 
   void add_to(boost::program_options::options_description& desc);
   // Validates the sizes (throws UserError) before MPI starts.
@@ -47,6 +48,7 @@ struct Job {
   mpi::Comm role;                 // the ranks running this command
   std::uint64_t model_bytes = 0;  // the largest size any rank announced
   std::unique_ptr<Hub> hub;
+  std::string trace;  // merged by leave_job
 };
 
 // Steps 1-3. `known_model_bytes`: what this rank knows of the model size (0 = nothing);
@@ -55,7 +57,7 @@ struct Job {
 Job join_job(Role role, const HubFlags& flags, std::uint64_t known_model_bytes,
              const std::function<std::uint64_t(std::uint64_t model_bytes, const mpi::Comm& role)>& pool_for);
 
-// Steps 4-5.
+// Steps 4-5, then the ranks' traces are merged into --trace FILE on world rank 0.
 void leave_job(Job& job);
 
 }  // namespace tensorhub::cli

@@ -4,13 +4,25 @@
 
 #include <cstdio>
 
+#include "tensorhub/core/env.hpp"
 #include "tensorhub/core/units.hpp"
 
 namespace tensorhub::cli {
+namespace {
+
+std::FILE* progress_stream() {
+  if (const auto forced = env::flag("TENSORHUB_PROGRESS")) return *forced ? stderr : nullptr;
+  if (isatty(STDERR_FILENO) == 1) return stderr;
+  if (isatty(STDOUT_FILENO) == 1) return stdout;
+  return nullptr;
+}
+
+}  // namespace
 
 ProgressLine::ProgressLine(std::string label, bool enabled)
     : label_(std::move(label)),
-      active_(enabled && isatty(STDERR_FILENO) == 1),
+      out_(enabled ? progress_stream() : nullptr),
+      active_(out_ != nullptr),
       start_(std::chrono::steady_clock::now()),
       last_(start_) {}
 
@@ -24,16 +36,16 @@ void ProgressLine::update(std::uint64_t done, std::uint64_t total) {
   const double s = std::chrono::duration<double>(now - start_).count();
   const double rate = s > 0 ? static_cast<double>(done) / s : 0;
   const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0;
-  std::fprintf(stderr, "\r%s %s / %s  %.2f GB/s  ETA %.0f s   ", label_.c_str(), format_bytes(done).c_str(),
+  std::fprintf(out_, "\r%s %s / %s  %.2f GB/s  ETA %.0f s   ", label_.c_str(), format_bytes(done).c_str(),
                format_bytes(total).c_str(), rate / 1e9, eta);
-  std::fflush(stderr);
+  std::fflush(out_);
   drawn_ = true;
 }
 
 void ProgressLine::finish() {
   if (!drawn_) return;
-  std::fprintf(stderr, "\r\033[K");
-  std::fflush(stderr);
+  std::fprintf(out_, "\r\033[K");
+  std::fflush(out_);
   drawn_ = false;
 }
 

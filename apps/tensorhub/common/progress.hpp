@@ -1,10 +1,13 @@
-// A one-line progress display (bytes, rate, ETA) for long pulls and snapshot I/O. It draws only
-// when stderr is a terminal and at most 10 times a second; otherwise it stays silent, so logs
-// and CI output are not flooded.
+// A one-line progress display (bytes, rate, ETA) for long pulls and snapshot I/O, at most 10
+// times a second. It draws where a terminal is: stderr, else stdout (under mpirun, Open MPI gives
+// the ranks a terminal on stdout but a pipe on stderr); otherwise it stays silent, so logs and CI
+// output are not flooded. TENSORHUB_PROGRESS=1 forces it (on stderr), =0 turns it off. The
+// commands draw it on the first rank of the command only: one line per job, not per rank.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 namespace tensorhub::cli {
@@ -23,6 +26,7 @@ class ProgressLine {
 
  private:
   std::string label_;
+  std::FILE* out_;  // null: silent
   bool active_;
   bool drawn_ = false;
   std::chrono::steady_clock::time_point start_;

@@ -51,6 +51,14 @@ topo::TopologyFile local_file(const ProbeConfig& c) {
   h.leader = 0;
   h.ranks = {0};
   h.topology = probe_node(c);
+  if (!c.xml.empty()) {
+    // The file describes another machine: label the output with it, not with this host.
+    h.host = h.topology->hostname;
+    h.dc.clear();
+    h.rack.clear();
+    f.ranks.front().labels = topo::Labels{};  // this process's numa/gpu/pid say nothing about it
+    f.ranks.front().labels.host = h.host;
+  }
   f.hosts.push_back(std::move(h));
   return f;
 }

@@ -31,6 +31,22 @@ const char* code(topo::Affinity a) {
   return "?";
 }
 
+// Past this many NICs the GPU x NIC matrix is printed as ranges per class instead.
+constexpr std::size_t kMatrixNics = 16;
+
+// "nic0-3,nic8,nic10-11" for sorted indices; "-" when empty.
+std::string ranges(const std::vector<std::size_t>& xs, const char* prefix) {
+  std::string out;
+  for (std::size_t i = 0; i < xs.size();) {
+    std::size_t j = i;
+    while (j + 1 < xs.size() && xs[j + 1] == xs[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::string(prefix) + std::to_string(xs[i]);
+    if (j > i) out += "-" + std::to_string(xs[j]);
+    i = j + 1;
+  }
+  return out.empty() ? "-" : out;
+}
+
 std::string hex4(std::uint16_t v) {
   char buf[8];
   std::snprintf(buf, sizeof buf, "%04x", static_cast<unsigned>(v));
@@ -43,17 +59,27 @@ std::string join(const std::vector<std::string>& xs) {
   return or_dash(out);
 }
 
-std::string join(const std::vector<std::size_t>& xs, const char* prefix) {
-  std::string out;
-  for (auto x : xs) out += (out.empty() ? "" : ",") + std::string(prefix) + std::to_string(x);
-  return or_dash(out);
-}
-
 void print_node(std::FILE* out, const topo::NodeTopology& n) {
   std::fprintf(out, "  hardware: %s (%s)\n", or_dash(n.hostname).c_str(),
                n.source == "live" ? "live hwloc discovery" : ("hwloc XML " + n.source).c_str());
-  std::fprintf(out, "  packages %u, NUMA nodes %u, cores %u, PUs %u, memory %s; GPUs %zu, NICs %zu\n", n.packages,
-               n.numa_nodes, n.cores, n.pus, format_bytes(n.memory_bytes).c_str(), n.gpus.size(), n.nics.size());
+  std::size_t rdma = 0;
+  for (const auto& d : n.nics) rdma += topo::rdma_capable(d) ? 1 : 0;
+  std::fprintf(out, "  packages %u, NUMA nodes %u, cores %u, PUs %u, memory %s; GPUs %zu, NICs %zu (%zu RDMA)%s\n",
+               n.packages, n.numa_nodes, n.cores, n.pus, format_bytes(n.memory_bytes).c_str(), n.gpus.size(),
+               n.nics.size(), rdma,
+               n.accelerators.empty() ? "" : (", accelerators " + std::to_string(n.accelerators.size())).c_str());
+  if (!n.accelerators.empty()) {
+    std::fprintf(out, "\n");
+    Table t({"accelerator", "pci bus id", "id", "vendor", "model", "os devices", "numa", "package"});
+    for (std::size_t i = 0; i < n.accelerators.size(); ++i) {
+      const auto& d = n.accelerators[i];
+      t.add({"acc" + std::to_string(i), or_dash(d.pci_busid), hex4(d.vendor_id) + ":" + hex4(d.device_id),
+             or_dash(d.vendor), or_dash(d.model), join(d.os_devices), or_dash(d.numa), or_dash(d.package)});
+    }
+    t.print(out);
+    if (n.gpus.empty())
+      std::fprintf(out, "  (no GPU: the accelerators above are not GPUs; TensorHub pulls into host memory)\n");
+  }
   if (!n.gpus.empty()) {
     std::fprintf(out, "\n");
     Table t({"gpu", "pci bus id", "id", "vendor", "model", "os devices", "numa", "package", "nearest nic", "affinity"});
@@ -62,17 +88,18 @@ void print_node(std::FILE* out, const topo::NodeTopology& n) {
       const auto best = topo::best_nic_affinity(n, g);
       t.add({"gpu" + std::to_string(g), or_dash(d.pci_busid), hex4(d.vendor_id) + ":" + hex4(d.device_id),
              or_dash(d.vendor), or_dash(d.model), join(d.os_devices), or_dash(d.numa), or_dash(d.package),
-             join(topo::nearest_nics(n, g), "nic"), best ? std::string(topo::to_string(*best)) : "-"});
+             ranges(topo::nearest_nics(n, g), "nic"), best ? std::string(topo::to_string(*best)) : "-"});
     }
     t.print(out);
   }
   if (!n.nics.empty()) {
     std::fprintf(out, "\n");
-    Table t({"nic", "pci bus id", "id", "vendor", "model", "os devices", "numa", "package"});
+    Table t({"nic", "pci bus id", "id", "vendor", "model", "os devices", "rdma", "numa", "package"});
     for (std::size_t i = 0; i < n.nics.size(); ++i) {
       const auto& d = n.nics[i];
       t.add({"nic" + std::to_string(i), or_dash(d.pci_busid), hex4(d.vendor_id) + ":" + hex4(d.device_id),
-             or_dash(d.vendor), or_dash(d.model), join(d.os_devices), or_dash(d.numa), or_dash(d.package)});
+             or_dash(d.vendor), or_dash(d.model), join(d.os_devices), topo::rdma_capable(d) ? "yes" : "no",
+             or_dash(d.numa), or_dash(d.package)});
     }
     t.print(out);
   }
@@ -80,6 +107,23 @@ void print_node(std::FILE* out, const topo::NodeTopology& n) {
     std::fprintf(out,
                  "\n  GPU<->NIC affinity: SW same PCIe switch, PHB same host bridge, NODE same NUMA node,\n"
                  "  PKG same package, SYS across sockets\n");
+    if (n.nics.size() > kMatrixNics) {
+      // Too many columns for a matrix: per GPU, the NICs of each class as ranges (nic0-7).
+      Table t({"", "numa", "SW", "PHB", "NODE", "PKG", "SYS"});
+      for (std::size_t g = 0; g < n.gpus.size(); ++g) {
+        std::vector<std::string> row{"gpu" + std::to_string(g), or_dash(n.gpus[g].numa)};
+        for (int a = 0; a <= static_cast<int>(topo::Affinity::kCrossSocket); ++a) {
+          std::vector<std::size_t> of;
+          for (std::size_t i = 0; i < n.gpu_nic[g].size(); ++i) {
+            if (static_cast<int>(n.gpu_nic[g][i]) == a) of.push_back(i);
+          }
+          row.push_back(ranges(of, "nic"));
+        }
+        t.add(row);
+      }
+      t.print(out);
+      return;
+    }
     std::vector<std::string> head{""};
     for (std::size_t i = 0; i < n.nics.size(); ++i) head.push_back("nic" + std::to_string(i));
     head.push_back("numa");

@@ -9,13 +9,16 @@
 
 #include "tensorhub/coord/coordinator.hpp"
 #include "tensorhub/coord/grpc_server.hpp"
+#include "tensorhub/coord/metrics.hpp"
+#include "tensorhub/coord/metrics_server.hpp"
 
 namespace tensorhub {
 
 class CoordinatorHost {
  public:
   // Listens on every interface, on a free port. Throws TransportError if it cannot bind.
-  explicit CoordinatorHost(coord::CoordinatorConfig config);
+  // A non-empty `metrics` (HOST:PORT) also serves Prometheus metrics there (HubOptions).
+  explicit CoordinatorHost(coord::CoordinatorConfig config, const std::string& metrics = {});
   ~CoordinatorHost();
   CoordinatorHost(const CoordinatorHost&) = delete;
   CoordinatorHost& operator=(const CoordinatorHost&) = delete;
@@ -27,7 +30,10 @@ class CoordinatorHost {
 
  private:
   std::unique_ptr<coord::Coordinator> coordinator_;
+  coord::CallMetrics calls_;
+  coord::MeteredClient metered_{*coordinator_, calls_};
   std::unique_ptr<coord::GrpcServer> server_;
+  std::unique_ptr<coord::MetricsServer> metrics_;
   std::string address_;
 };
 

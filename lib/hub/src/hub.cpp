@@ -10,6 +10,7 @@
 
 #include "hub_impl.hpp"
 #include "tensorhub/core/env.hpp"
+#include "tensorhub/core/trace.hpp"
 
 namespace tensorhub {
 namespace {
@@ -28,6 +29,8 @@ HubOptions with_environment(HubOptions o) {
   if (o.hub_address.empty()) o.hub_address = env::text("TENSORHUB_HUB").value_or("");
   if (o.pool_bytes == 0) o.pool_bytes = env::bytes("TENSORHUB_POOL_BYTES").value_or(0);
   if (o.snapshot_dir.empty()) o.snapshot_dir = env::text("TENSORHUB_SNAPSHOT_DIR").value_or("");
+  if (o.trace_path.empty()) o.trace_path = env::text("TENSORHUB_TRACE").value_or("");
+  if (o.metrics_address.empty()) o.metrics_address = env::text("TENSORHUB_METRICS").value_or("");
   return o;
 }
 
@@ -39,7 +42,7 @@ std::string start_coordinator(MPI_Comm comm, int rank, const HubOptions& o, std:
     try {
       coord::CoordinatorConfig cfg;
       cfg.max_readers_per_source = o.max_readers_per_source;
-      host = std::make_unique<CoordinatorHost>(cfg);
+      host = std::make_unique<CoordinatorHost>(cfg, o.metrics_address);
       mine = host->address();
     } catch (const std::exception& e) {
       mine = std::string("!") + e.what();
@@ -69,6 +72,7 @@ Hub::Impl::Impl(MPI_Comm comm, HubOptions options) : comm_(mpi::Comm::duplicate(
   const std::string job_tag = mpi::bcast_string(comm_.get(), 0, rank_ == 0 ? random_tag() : std::string());
   auto transport = make_transport(options.transport, comm_.get(), job_tag, rank_, options.pool_bytes);
   client_ = std::make_unique<coord::GrpcClient>(address_, options.rpc_deadline);
+  if (!options.trace_path.empty()) options.trace_path = trace_file_for_rank(options.trace_path, rank_, comm_.size());
   core_ = std::make_unique<HubCore>(*client_, std::move(transport), rank_, std::move(options));
 }
 

@@ -7,6 +7,7 @@
 
 #include "tensorhub/coord/client.hpp"
 #include "tensorhub/core/log.hpp"
+#include "tensorhub/core/trace.hpp"
 #include "tensorhub/hub.hpp"
 #include "tensorhub/transport/transport.hpp"
 
@@ -18,6 +19,7 @@ struct HubContext {
   HubOptions options;
   int rank = 0;
   Logger log;
+  TraceRecorder* trace = nullptr;  // set when HubOptions::trace_path is
   // Written by Registration (join, re-registration); read by everyone.
   std::atomic<coord::WorkerId> self{0};
 

@@ -61,12 +61,17 @@ ModelInfo to_public(const coord::ModelStatus& m) {
 }  // namespace
 
 HubCore::HubCore(coord::Client& client, std::unique_ptr<transport::Transport> transport, int rank, HubOptions options)
-    : transport_(std::move(transport)),
-      ctx_{client, *transport_, std::move(options), rank, Logger("hub r" + std::to_string(rank))},
+    : trace_(options.trace_path.empty() ? nullptr
+                                        : std::make_unique<TraceRecorder>(rank, "rank " + std::to_string(rank))),
+      traced_client_(trace_ ? std::make_unique<TracingClient>(client, *trace_) : nullptr),
+      transport_(std::move(transport)),
+      ctx_{traced_client_ ? *traced_client_ : client, *transport_, std::move(options), rank,
+           Logger("hub r" + std::to_string(rank))},
       table_(ctx_),
       puller_(ctx_, table_, [this](const Withdrawal& w) { offloader_.withdraw_or_offload(w); }),
       publisher_(ctx_, table_),
       offloader_(ctx_, table_, puller_) {
+  ctx_.trace = trace_.get();
   registration_ = std::make_unique<Registration>(ctx_, worker_info(*transport_, rank));
   ctx_.log.info("joined the hub as worker " + std::to_string(ctx_.id()));
   registration_->start_heartbeat([this] { return try_rebuild(); });
@@ -103,6 +108,8 @@ void HubCore::publish(const std::string& model, std::uint64_t version, std::span
     validate_tensor_names(tensors);
     group_or_solo(group, "publisher-w", ctx_.id());       // checks the group before anything is sent
     stop_relaying_locked(ranges_of(tensors), "publish");  // a reader republishing what it pulled
+    TraceScope span(trace_.get(), "Hub::publish", "hub",
+                    {{"model", model}, {"version", static_cast<std::int64_t>(version)}});
     publisher_.publish(model, version, tensors, group);
   });
 }
@@ -113,6 +120,8 @@ void HubCore::unpublish(const std::string& model, std::uint64_t version) {
     if (!table_.has_origin(model, version)) {
       throw NotFoundError(vname(model, version) + " is not published by this rank");
     }
+    TraceScope span(trace_.get(), "Hub::unpublish", "hub",
+                    {{"model", model}, {"version", static_cast<std::int64_t>(version)}});
     Withdrawal w{model, version, true, {}};
     for (const auto& r : table_.all()) {
       if (r.origin && r.model == model && r.version == version) w.tensors = r.tensors;
@@ -146,6 +155,7 @@ PullResult HubCore::pull(const std::string& model, const Version& version, std::
     group_or_solo(options.group, "reader-w", ctx_.id());  // checks the group before anything is sent
     // We are about to overwrite these buffers: stop serving whatever we relayed from them.
     stop_relaying_locked(ranges_of(into), "pull");
+    TraceScope span(trace_.get(), "Hub::pull", "hub", {{"model", model}});
     return puller_.pull(model, version, into, options);
   });
 }
@@ -246,6 +256,22 @@ void HubCore::release_transport() {
   table_.all().clear();  // exposures end before their transport
   transport_->close();
   transport_.reset();
+  write_trace();
+}
+
+void HubCore::write_trace() noexcept {
+  if (!trace_ || ctx_.options.trace_path.empty()) return;
+  try {
+    trace_->write(ctx_.options.trace_path);
+    ctx_.log.info("wrote the trace " + ctx_.options.trace_path + " (" + std::to_string(trace_->events()) + " events)");
+    if (trace_->dropped() > 0) {
+      ctx_.log.warn("trace " + ctx_.options.trace_path + ": " + std::to_string(trace_->dropped()) +
+                    " events dropped (more than " + std::to_string(TraceRecorder::kDefaultMaxEvents) + ")");
+    }
+  } catch (const std::exception& e) {
+    ctx_.log.error(e.what());
+  }
+  ctx_.options.trace_path.clear();  // once
 }
 
 void HubCore::abandon() noexcept {
@@ -256,6 +282,7 @@ void HubCore::abandon() noexcept {
   if (registration_) registration_->stop_heartbeat();
   std::lock_guard lock(api_mu_);
   table_.all().clear();
+  write_trace();  // what led to the failure is worth seeing
 }
 
 transport::Transport& HubCore::transport() {

@@ -24,6 +24,7 @@
 #include "puller.hpp"
 #include "reference_table.hpp"
 #include "registration.hpp"
+#include "tracing_client.hpp"
 
 namespace tensorhub {
 
@@ -96,6 +97,11 @@ class HubCore {
   // naming `why` if published memory overlaps. Expects the API mutex held.
   void stop_relaying_locked(const std::vector<ByteRange>& ranges, const std::string& why);
 
+  // Writes the trace (HubOptions::trace_path) once; errors are logged.
+  void write_trace() noexcept;
+
+  std::unique_ptr<TraceRecorder> trace_;          // null unless HubOptions::trace_path is set
+  std::unique_ptr<TracingClient> traced_client_;  // wraps `client` while tracing
   std::unique_ptr<transport::Transport> transport_;
   HubContext ctx_;
   ReferenceTable table_;

@@ -96,6 +96,7 @@ PullResult Puller::pull(const std::string& model, const Version& version, std::s
   const auto self = ctx_.id();
   const auto g = group_or_solo(options.group, "reader-w", self);
   // The coordinator numbers the group's pulls (seq 0 asks it to); finish names the pull it said.
+  const auto resolve_start = Clock::now();
   const auto reply = ctx_.client.resolve(coord::ResolveRequest{self, model, version.value(), g, 0});
   const Manifest& m = reply.manifest;
   FinishGuard finish(ctx_.client, coord::FinishRequest{self, model, m.version, g, reply.seq});
@@ -106,6 +107,7 @@ PullResult Puller::pull(const std::string& model, const Version& version, std::s
   // into other buffers): a local copy; the coordinator never assigns a reader its own chunks.
   PullResult result;
   result.version = m.version;
+  result.resolve_seconds = std::chrono::duration<double>(start - resolve_start).count();
   std::vector<Tensor> rest;
   std::vector<transfer::Destination> rest_dests;
   for (std::size_t i = 0; i < into.size(); ++i) {
@@ -160,6 +162,7 @@ PullResult Puller::pull(const std::string& model, const Version& version, std::s
   eo.relay = relay;
   eo.inflight = ctx_.options.inflight;
   eo.deadline = ctx_.options.pull_deadline;
+  eo.trace = ctx_.trace;
   const auto local = result.local_bytes;
   if (options.progress) {
     eo.progress = [&options, local](std::uint64_t done, std::uint64_t total) {
@@ -192,6 +195,9 @@ PullResult Puller::pull(const std::string& model, const Version& version, std::s
     result.origin_bytes = stats.origin_bytes;
     result.relay_bytes = stats.relay_bytes;
     result.failed_reads = stats.failed_reads;
+    result.transfer_seconds = stats.seconds;
+    result.no_source_seconds = stats.no_source_seconds;
+    result.verify_seconds = stats.verify_seconds;
     return result;
   }
 

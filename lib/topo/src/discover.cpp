@@ -17,6 +17,7 @@ using detail::Hwloc;
 
 constexpr std::uint16_t kNvidia = 0x10de;
 constexpr std::uint16_t kAmd = 0x1002;
+constexpr std::uint16_t kAmazon = 0x1d0f;
 
 std::uint32_t count(hwloc_topology_t t, hwloc_obj_type_t type) {
   const int n = hwloc_get_nbobjs_by_type(t, type);
@@ -40,6 +41,12 @@ bool is_drm_node(const hwloc_obj_t osdev) {
   // including a BMC's, has them, so they do not make a PCI device a GPU.
   const char* n = osdev->name ? osdev->name : "";
   return std::strncmp(n, "card", 4) == 0 || std::strncmp(n, "renderD", 7) == 0 || std::strncmp(n, "controlD", 8) == 0;
+}
+
+bool is_opencl(const hwloc_obj_t osdev) {
+  const char* sub = osdev->subtype ? osdev->subtype : "";
+  const char* n = osdev->name ? osdev->name : "";
+  return std::strcmp(sub, "OpenCL") == 0 || std::strncmp(n, "opencl", 6) == 0;
 }
 
 struct Found {
@@ -129,23 +136,30 @@ NodeTopology summarize(hwloc_topology_t t, std::string source) {
   for (hwloc_obj_t pci = nullptr; (pci = hwloc_get_next_pcidev(t, pci)) != nullptr;) {
     std::vector<hwloc_obj_t> osdevs;
     bool gpu_os = false;
+    bool opencl_os = false;  // an OpenCL device: a GPU only on a GPU vendor's or a 3D controller
     bool net_os = false;
     for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
       if (c->type != HWLOC_OBJ_OS_DEVICE) continue;
       osdevs.push_back(c);
       const auto type = c->attr->osdev.type;
-      if (type == HWLOC_OBJ_OSDEV_COPROC || (type == HWLOC_OBJ_OSDEV_GPU && !is_drm_node(c))) gpu_os = true;
+      if (type == HWLOC_OBJ_OSDEV_COPROC && is_opencl(c))
+        opencl_os = true;
+      else if (type == HWLOC_OBJ_OSDEV_COPROC || (type == HWLOC_OBJ_OSDEV_GPU && !is_drm_node(c)))
+        gpu_os = true;
       if (type == HWLOC_OBJ_OSDEV_NETWORK || type == HWLOC_OBJ_OSDEV_OPENFABRICS) net_os = true;
     }
     const auto& a = pci->attr->pcidev;
     const bool gpu_vendor = a.vendor_id == kNvidia || a.vendor_id == kAmd;
-    const bool gpu = gpu_os || a.class_id == 0x0302 || (gpu_vendor && (a.class_id == 0x0300 || a.class_id == 0x0380));
+    const bool gpu_class = a.class_id == 0x0302 || (gpu_vendor && (a.class_id == 0x0300 || a.class_id == 0x0380));
+    const bool gpu = gpu_os || gpu_class || (opencl_os && gpu_vendor);
     const bool nic = net_os || (a.class_id >> 8) == 0x02;
-    if (!gpu && !nic) continue;
+    const bool accel = !gpu && !nic && ((a.class_id >> 8) == 0x12 || (a.vendor_id == kAmazon && a.class_id == 0x0880));
+    if (!gpu && !nic && !accel) continue;
     Device d = make_device(pci, osdevs);
     locate(t, pci, d);
     if (gpu) gpus.push_back({d, pci});
     if (nic) nics.push_back({d, pci});
+    if (accel) node.accelerators.push_back(d);
   }
   for (const auto& g : gpus) {
     node.gpus.push_back(g.device);
@@ -170,7 +184,15 @@ NodeTopology discover_local() {
 
 NodeTopology load_hwloc_xml(const std::string& path) {
   const Hwloc h = Hwloc::from_xml(path);
-  return summarize(h.get(), path);
+  NodeTopology node = summarize(h.get(), path);
+  if (node.hostname.empty()) {
+    // No HostName in the export: name the machine after the file, never after this host.
+    const auto slash = path.find_last_of('/');
+    auto stem = slash == std::string::npos ? path : path.substr(slash + 1);
+    if (const auto dot = stem.rfind(".xml"); dot != std::string::npos && dot > 0) stem.resize(dot);
+    node.hostname = stem;
+  }
+  return node;
 }
 
 }  // namespace tensorhub::topo

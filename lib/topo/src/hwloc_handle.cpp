@@ -2,10 +2,13 @@
 
 #include <sys/stat.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string_view>
 #include <utility>
 
 #include "tensorhub/core/error.hpp"
@@ -15,6 +18,24 @@ namespace tensorhub::topo::detail {
 namespace {
 
 std::string errno_text(int err) { return err ? std::strerror(err) : "unknown error"; }
+
+// The format version an hwloc XML export declares (<topology version="3.0">), read from the
+// file's first 4 KiB; empty if none is found.
+std::string declared_xml_version(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return {};
+  char buf[4096];
+  const auto n = std::fread(buf, 1, sizeof buf, f);
+  std::fclose(f);
+  const std::string head(buf, n);
+  constexpr std::string_view kTag = "<topology version=\"";
+  const auto at = head.find(kTag);
+  if (at == std::string::npos) return {};
+  const auto start = at + kTag.size();
+  const auto end = head.find('"', start);
+  if (end == std::string::npos || end - start > 16) return {};
+  return head.substr(start, end - start);
+}
 
 void check(int rc, const char* what) {
   if (rc != 0) throw Error(std::string("hwloc: ") + what + " failed: " + errno_text(errno));
@@ -68,6 +89,18 @@ Hwloc Hwloc::from_xml(const std::string& path) {
   // failing means the file is not an hwloc export (hwloc prints nothing unless
   // HWLOC_XML_VERBOSE=1 is set, which is the way to see why).
   if (hwloc_topology_set_xml(h.topo_, path.c_str()) != 0 || hwloc_topology_load(h.topo_) != 0) {
+    const auto declared = declared_xml_version(path);
+    const unsigned api = hwloc_get_api_version();
+    const unsigned major = api >> 16;
+    if (!declared.empty() && std::isdigit(static_cast<unsigned char>(declared[0])) &&
+        std::strtoul(declared.c_str(), nullptr, 10) > major) {
+      throw TopologyFileError("cannot load hwloc XML topology", path,
+                              "hwloc XML format " + declared + " is newer than this hwloc (" + std::to_string(major) +
+                                  "." + std::to_string((api >> 8) & 0xff) + "." + std::to_string(api & 0xff) +
+                                  ") can read; export it with hwloc " + std::to_string(major) +
+                                  ".x (`lstopo --of xml FILE`) or `hwloc-convert --xml-version " +
+                                  std::to_string(major) + "` (hwloc >= 2.5 writes older formats too)");
+    }
     throw TopologyFileError("cannot load hwloc XML topology", path,
                             "not a valid hwloc XML export (make one with `lstopo --of xml FILE`; "
                             "HWLOC_XML_VERBOSE=1 shows hwloc's reason)");

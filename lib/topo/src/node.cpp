@@ -35,14 +35,44 @@ Affinity affinity_from_string(std::string_view name) {
                   "' (expected pci-switch, host-bridge, numa, package or cross-socket)");
 }
 
+bool rdma_capable(const Device& nic) {
+  for (const auto& o : nic.os_devices) {
+    // OpenFabrics (verbs) devices: mlx5_0, mlx4_0, efa_0, hfi1_0, irdma0, bnxt_re0, qedr0, rxe0.
+    for (const char* p : {"mlx", "efa", "hfi", "irdma", "bnxt_re", "qedr", "ib"}) {
+      if (o.rfind(p, 0) == 0) return true;
+    }
+  }
+  if (nic.vendor_id == 0x15b3) return true;                                        // Mellanox / NVIDIA networking
+  if (nic.vendor_id == 0x1d0f && (nic.device_id & 0xfff0) == 0xefa0) return true;  // AWS EFA
+  return false;
+}
+
+namespace {
+
+// The NICs nearest_nics chooses from: the RDMA-capable ones if any, else all.
+std::vector<std::size_t> candidate_nics(const NodeTopology& node) {
+  std::vector<std::size_t> rdma;
+  std::vector<std::size_t> all;
+  for (std::size_t n = 0; n < node.nics.size(); ++n) {
+    all.push_back(n);
+    if (rdma_capable(node.nics[n])) rdma.push_back(n);
+  }
+  return rdma.empty() ? all : rdma;
+}
+
+}  // namespace
+
 std::optional<Affinity> best_nic_affinity(const NodeTopology& node, std::size_t gpu) {
   if (gpu >= node.gpus.size() || gpu >= node.gpu_nic.size()) {
     throw UserError("GPU index " + std::to_string(gpu) + " out of range (" + std::to_string(node.gpus.size()) +
                     " GPUs on " + node.hostname + ")");
   }
   const auto& row = node.gpu_nic[gpu];
-  if (row.empty()) return std::nullopt;
-  return *std::min_element(row.begin(), row.end());
+  std::optional<Affinity> best;
+  for (const auto n : candidate_nics(node)) {
+    if (n < row.size() && (!best || row[n] < *best)) best = row[n];
+  }
+  return best;
 }
 
 std::vector<std::size_t> nearest_nics(const NodeTopology& node, std::size_t gpu) {
@@ -50,8 +80,8 @@ std::vector<std::size_t> nearest_nics(const NodeTopology& node, std::size_t gpu)
   const auto best = best_nic_affinity(node, gpu);
   if (!best) return out;
   const auto& row = node.gpu_nic[gpu];
-  for (std::size_t n = 0; n < row.size(); ++n) {
-    if (row[n] == *best) out.push_back(n);
+  for (const auto n : candidate_nics(node)) {
+    if (n < row.size() && row[n] == *best) out.push_back(n);
   }
   return out;
 }

@@ -113,6 +113,9 @@ void to_json(json& j, const NodeTopology& node) {
   }
   json nics = json::array();
   for (std::size_t n = 0; n < node.nics.size(); ++n) nics.push_back(device_json(node.nics[n], n));
+  json accels = json::array();
+  for (std::size_t a = 0; a < node.accelerators.size(); ++a) accels.push_back(device_json(node.accelerators[a], a));
+  for (std::size_t n = 0; n < node.nics.size(); ++n) nics[n]["rdma"] = rdma_capable(node.nics[n]);
   json matrix = json::array();
   for (const auto& row : node.gpu_nic) {
     json r = json::array();
@@ -127,10 +130,12 @@ void to_json(json& j, const NodeTopology& node) {
          {"cores", node.cores},
          {"pus", node.pus},
          {"gpus", node.gpus.size()},
-         {"nics", node.nics.size()}}},
+         {"nics", node.nics.size()},
+         {"accelerators", node.accelerators.size()}}},
        {"memory_bytes", node.memory_bytes},
        {"gpus", std::move(gpus)},
        {"nics", std::move(nics)},
+       {"accelerators", std::move(accels)},
        {"gpu_nic_affinity", std::move(matrix)}};
 }
 
@@ -146,6 +151,7 @@ void from_json(const json& j, NodeTopology& node) {
   node.memory_bytes = j.value("memory_bytes", std::uint64_t{0});
   for (const auto& d : j.value("gpus", json::array())) node.gpus.push_back(device_from(d));
   for (const auto& d : j.value("nics", json::array())) node.nics.push_back(device_from(d));
+  for (const auto& d : j.value("accelerators", json::array())) node.accelerators.push_back(device_from(d));
   const json matrix = j.value("gpu_nic_affinity", json::array());
   if (matrix.size() != node.gpus.size()) {
     throw std::invalid_argument("gpu_nic_affinity: expected one row per GPU (" + std::to_string(node.gpus.size()) +

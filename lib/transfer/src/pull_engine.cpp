@@ -6,6 +6,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "engine_trace.hpp"
 #include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/error.hpp"
 
@@ -21,6 +22,7 @@ struct InFlight {
   std::uint32_t chunk = 0;
   coord::WorkerId holder = 0;
   bool origin = false;
+  EngineTrace::Read trace{};
 };
 
 std::string chunk_name(const Manifest& m, std::uint32_t c) {
@@ -46,7 +48,12 @@ class PullRun {
  public:
   PullRun(coord::Client& coordinator, transport::Transport& transport, coord::WorkerId self, const Manifest& m,
           std::span<const Destination> dests, const EngineOptions& o)
-      : coord_(coordinator), transport_(transport), self_(self), m_(m), o_(o) {
+      : coord_(coordinator),
+        transport_(transport),
+        self_(self),
+        m_(m),
+        o_(o),
+        trace_(o.trace, m, std::string(transport.name()), o.inflight) {
     dst_.assign(m.tensors.size(), nullptr);
     for (const auto& d : dests) {
       require(d.tensor < m.tensors.size(), "destination tensor index out of range");
@@ -89,6 +96,8 @@ class PullRun {
       throw;
     }
     stats_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    stats_.verify_seconds = trace_.verify_seconds();
+    stats_.no_source_seconds = trace_.no_source_seconds();
     return stats_;
   }
 
@@ -118,10 +127,12 @@ class PullRun {
       const auto& spec = m_.chunks[a.chunk];
       transport::ReadOp op{a.endpoint, a.region, a.offset, dst_[spec.tensor] + spec.offset, spec.length, next_tag_};
       queue_.erase(wanted);
-      inflight_.emplace(next_tag_++, InFlight{a.chunk, a.holder, a.origin});
+      const auto read = trace_.posted();
+      inflight_.emplace(next_tag_++, InFlight{a.chunk, a.holder, a.origin, read});
       try {
         transport_.post(op);
       } catch (const TransportError&) {
+        trace_.ended(read, a.chunk, a.holder, a.origin, false);
         inflight_.erase(next_tag_ - 1);
         results_.push_back(coord::ChunkResult{a.chunk, a.holder, false});
         queue_.push_front(a.chunk);
@@ -135,6 +146,7 @@ class PullRun {
                               chunk_name(m_, reply.unavailable.front()) + " (" +
                               std::to_string(reply.unavailable.size()) + " chunks lost)");
     }
+    trace_.sources(reply.assignments.empty() && inflight_.empty());
     if (reply.assignments.empty()) {
       backoff_us_ = std::min(backoff_us_ * 2, 5000);
       next_acquire_ = Clock::now() + std::chrono::microseconds(backoff_us_);
@@ -155,14 +167,18 @@ class PullRun {
       inflight_.erase(it);
       const auto& spec = m_.chunks[f.chunk];
       if (!c.ok) {
+        trace_.ended(f.trace, f.chunk, f.holder, f.origin, false);
         results_.push_back(coord::ChunkResult{f.chunk, f.holder, false});
         queue_.push_front(f.chunk);
         ++stats_.failed_reads;
         continue;
       }
       if (o_.verify || o_.relay) {
+        const auto verify_start = EngineTrace::Steady::now();
         const auto sum = checksum64(dst_[spec.tensor] + spec.offset, spec.length);
+        trace_.verified(f.chunk, verify_start, sum == spec.checksum);
         if (sum != spec.checksum) {
+          trace_.ended(f.trace, f.chunk, f.holder, f.origin, false);
           results_.push_back(coord::ChunkResult{f.chunk, f.holder, false});
           if (!bad) {
             bad = "'" + m_.model + "' v" + std::to_string(m_.version) + ": checksum mismatch in " +
@@ -171,6 +187,7 @@ class PullRun {
           continue;
         }
       }
+      trace_.ended(f.trace, f.chunk, f.holder, f.origin, true);
       results_.push_back(coord::ChunkResult{f.chunk, f.holder, true});
       if (o_.relay) held_.push_back(f.chunk);
       auto& src = stats_.sources[f.holder];
@@ -208,6 +225,7 @@ class PullRun {
         for (const auto& c : completions_) {
           const auto it = inflight_.find(c.tag);
           if (it == inflight_.end()) continue;
+          trace_.ended(it->second.trace, it->second.chunk, it->second.holder, it->second.origin, false);
           results_.push_back(coord::ChunkResult{it->second.chunk, it->second.holder, c.ok});
           inflight_.erase(it);
         }
@@ -270,6 +288,7 @@ class PullRun {
   Clock::time_point next_acquire_{};
   Clock::time_point deadline_{};
   Logger log_{"transfer"};
+  EngineTrace trace_;
   PullStats stats_;
 };
 

@@ -143,6 +143,43 @@ def cpu2():
     write(root, "cpu-2socket.xml")
 
 
+def aws():
+    """1 package, 2 NUMA nodes, like a cloud VM: an A10G GPU (CUDA + OpenCL) behind one switch
+    with a plain ENA Ethernet NIC; an EFA (RDMA) NIC on another root port of the same host bridge;
+    the VM's VGA with an OpenCL device (not a GPU); a Trainium accelerator (1d0f class 0x0880, no
+    OS device); a second EFA on NUMA node 1."""
+    root = synthetic("pack:1 numa:2 core:2 pu:2")
+    machine_info(root, "aws-node")
+    numa_parents = []
+    for o in root.iter("object"):
+        if any(c.get("type") == "NUMANode" for c in o):
+            numa_parents.append(o)
+    assert len(numa_parents) == 2, numa_parents
+    hb = host_bridge(numa_parents[0], 0x00, 0x3f)
+    rp = pci_bridge(hb, "00:01.0", 1, 0x01, 0x03, "8086:352a")
+    up = pci_bridge(rp, "01:00.0", 2, 0x02, 0x03, "1000:c030")
+    d0 = pci_bridge(up, "02:00.0", 3, 0x03, 0x03, "1000:c030")
+    d1 = pci_bridge(up, "02:01.0", 3, 0x04, 0x04, "1000:c030")
+    g = pci_dev(d0, "03:00.0", "0302 [10de:2237] [10de:152f] a1", "NVIDIA Corporation", "GA102GL [A10G]")
+    os_dev(g, "cuda0", 5, "CUDA", [("Backend", "CUDA"), ("GPUModel", "NVIDIA A10G")])
+    os_dev(g, "opencl0d0", 5, "OpenCL", [("Backend", "OpenCL"), ("GPUModel", "NVIDIA A10G")])
+    ena = pci_dev(d1, "04:00.0", "0200 [1d0f:ec20] [1d0f:ec20] 00", "Amazon.com, Inc.", "Elastic Network Adapter (ENA)")
+    os_dev(ena, "ens5", 2, None, [("Address", "0a:00:00:00:00:01")])
+    rp2 = pci_bridge(hb, "00:02.0", 1, 0x10, 0x10, "8086:352a")
+    efa = pci_dev(rp2, "10:00.0", "0200 [1d0f:efa1] [1d0f:efa1] 00", "Amazon.com, Inc.", "Elastic Fabric Adapter (EFA)")
+    os_dev(efa, "efa_0", 3, "OpenFabrics", [("NodeGUID", "0000:0000:0000:0001")])
+    vga = pci_dev(hb, "00:03.0", "0300 [1d0f:1111] [0000:0000] 00", "Amazon.com, Inc.", "Device 1111")
+    os_dev(vga, "opencl1d0", 5, "OpenCL", [("Backend", "OpenCL")])
+    rp3 = pci_bridge(hb, "00:04.0", 1, 0x20, 0x20, "8086:352a")
+    pci_dev(rp3, "20:00.0", "0880 [1d0f:7164] [1d0f:0000] 00", "Amazon.com, Inc.", "Trainium")
+    hb2 = host_bridge(numa_parents[1], 0x40, 0x7f)
+    rp4 = pci_bridge(hb2, "40:01.0", 1, 0x41, 0x41, "8086:352a")
+    efa2 = pci_dev(rp4, "41:00.0", "0200 [1d0f:efa1] [1d0f:efa1] 00", "Amazon.com, Inc.", "Elastic Fabric Adapter (EFA)")
+    os_dev(efa2, "efa_1", 3, "OpenFabrics", [("NodeGUID", "0000:0000:0000:0002")])
+    write(root, "aws-mixed.xml")
+
+
 if __name__ == "__main__":
     gpu8()
     cpu2()
+    aws()

@@ -66,6 +66,15 @@ struct HubOptions {
   // holder: <snapshot_dir>/<model>/v<version>.h5. Empty: TENSORHUB_SNAPSHOT_DIR if set, else
   // no offload (such an unpublish throws OffloadRequired).
   std::string snapshot_dir;
+  // Chrome trace-event JSON of everything this rank does (control calls, every chunk read and
+  // its source, verification, waits), written at close(); open it in ui.perfetto.dev or
+  // chrome://tracing (README "Observability"). In a communicator of several ranks each writes
+  // <path>.rank<r> (before a ".json" suffix: trace.rank<r>.json). Empty: TENSORHUB_TRACE if
+  // set, else no trace.
+  std::string trace_path;
+  // HOST:PORT where a coordinator this hub starts (rank 0, no hub_address) serves Prometheus
+  // metrics (GET /metrics). Empty: TENSORHUB_METRICS if set, else none.
+  std::string metrics_address;
 };
 
 // The model-parallel group a publish or pull is made for. Every rank of the group makes the
@@ -106,6 +115,14 @@ struct PullResult {
   std::uint32_t failed_reads = 0;
   std::uint64_t file_bytes = 0;   // read from the version's snapshot file (no live holder)
   std::uint64_t local_bytes = 0;  // copied from this rank's own references (published or relayed)
+  // Stages (seconds): resolving the version (waits while the reading group's first member
+  // fixes it), the chunk transfer (reads, verification, complete calls), within it the time
+  // with no source at all (no holder assigned, nothing in flight) and checksum verification.
+  // `seconds` counts from after the resolve.
+  double resolve_seconds = 0;
+  double transfer_seconds = 0;
+  double no_source_seconds = 0;
+  double verify_seconds = 0;
 };
 
 // One holder (reference) of a version.

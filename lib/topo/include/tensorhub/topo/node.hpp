@@ -7,7 +7,13 @@
 //        GPU other than a DRM node (NVML, RSMI; "card0"/"renderD128" alone say nothing), or with
 //        PCI class 0x0302 (3D controller, any vendor), or with class 0x0300/0x0380 from NVIDIA or
 //        AMD. A server's BMC display (ASPEED, Matrox, a hypervisor's VGA) is therefore not a GPU.
+//        An OpenCL device alone does not make a display adapter of another vendor a GPU (a VM's
+//        VGA with a CPU OpenCL runtime is not one).
 //   NIC  a PCI device with an OS device of type NETWORK or OPENFABRICS, or with PCI class 0x02xx.
+//        RDMA-capable NICs (an OPENFABRICS OS device: mlx5_N, efa_N, ...; Mellanox/NVIDIA
+//        networking; AWS EFA 1d0f:efaN) rank above plain Ethernet (ENA, management ports).
+//   accelerator  a non-GPU compute device: PCI class 0x12xx (processing accelerator), or an
+//        Amazon (1d0f) class 0x0880 device (Trainium / Inferentia, no OS device).
 // One PCI function is one device, however many OS devices hang below it (mlx5_0 + ibp4s0).
 #pragma once
 
@@ -57,9 +63,10 @@ struct NodeTopology {
   std::uint32_t numa_nodes = 0;
   std::uint32_t cores = 0;
   std::uint32_t pus = 0;
-  std::uint64_t memory_bytes = 0;  // sum of the NUMA nodes' local memory
-  std::vector<Device> gpus;        // in hwloc's PCI device order; index = position
-  std::vector<Device> nics;        // in hwloc's PCI device order; index = position
+  std::uint64_t memory_bytes = 0;    // sum of the NUMA nodes' local memory
+  std::vector<Device> gpus;          // in hwloc's PCI device order; index = position
+  std::vector<Device> nics;          // in hwloc's PCI device order; index = position
+  std::vector<Device> accelerators;  // non-GPU accelerators (Trainium, Inferentia, Gaudi...)
   // gpu_nic[g][n]: affinity of GPU g to NIC n (gpus.size() rows of nics.size()).
   std::vector<std::vector<Affinity>> gpu_nic;
 
@@ -73,11 +80,16 @@ NodeTopology discover_local();
 // TopologyFileError naming the file if it cannot be read or is not a valid hwloc XML topology.
 NodeTopology load_hwloc_xml(const std::string& path);
 
-// GPU `gpu`'s nearest NICs: every NIC of the best affinity class, in index order (empty if the
-// node has no NIC). Throws UserError if `gpu` is out of range.
+// Whether a NIC can do RDMA (see the definitions above).
+bool rdma_capable(const Device& nic);
+
+// GPU `gpu`'s nearest NICs: among the RDMA-capable NICs if the node has any (else among all),
+// every NIC of the best affinity class, in index order (empty if the node has no NIC). Affinity
+// classes past the host bridge are NUMA distances (same node, same package, across sockets).
+// Throws UserError if `gpu` is out of range.
 std::vector<std::size_t> nearest_nics(const NodeTopology& node, std::size_t gpu);
 
-// The best affinity class of GPU `gpu` to any NIC; nullopt if the node has no NIC.
+// The best affinity class of GPU `gpu` to the NICs nearest_nics chooses from; nullopt if none.
 std::optional<Affinity> best_nic_affinity(const NodeTopology& node, std::size_t gpu);
 
 // "NVIDIA", "AMD", "Intel", "Mellanox"... for a PCI vendor id, or "" if unknown.

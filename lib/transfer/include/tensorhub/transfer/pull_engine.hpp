@@ -28,6 +28,7 @@
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/core/log.hpp"
 #include "tensorhub/core/manifest.hpp"
+#include "tensorhub/core/trace.hpp"
 #include "tensorhub/transport/transport.hpp"
 
 namespace tensorhub::transfer {
@@ -52,6 +53,8 @@ struct EngineOptions {
   std::chrono::milliseconds deadline{120000};  // whole pull
   // Called from the pulling thread after chunks complete: (bytes done, bytes wanted). May be empty.
   std::function<void(std::uint64_t, std::uint64_t)> progress;
+  // Records every read, verification and wait for a source (README "Observability"). May be null.
+  TraceRecorder* trace = nullptr;
 };
 
 struct SourceStats {
@@ -67,6 +70,8 @@ struct PullStats {
   std::uint64_t relay_bytes = 0;   // read from other readers
   std::uint32_t failed_reads = 0;  // reads that failed and were reassigned
   std::uint32_t acquire_calls = 0;
+  double verify_seconds = 0;     // computing checksums
+  double no_source_seconds = 0;  // nothing assigned and nothing in flight (waiting for a holder)
   std::map<coord::WorkerId, SourceStats> sources;
 };
 
