@@ -5,6 +5,8 @@
 // version together. `snapshot save` is a grouped pull with --out.
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <cctype>
+#include <filesystem>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -43,6 +45,10 @@ struct PullConfig {
 
 std::optional<std::uint64_t> parse_version(const std::string& s) {
   if (s == "latest") return std::nullopt;
+  // stoull reads "-1" as 2^64-1 (a version nobody publishes, waited for in silence).
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s.front()))) {
+    throw UserError("--version must be 'latest' or a version number, not '" + s + "'");
+  }
   try {
     std::size_t pos = 0;
     const auto v = std::stoull(s, &pos);
@@ -59,18 +65,28 @@ double unix_seconds() {
 }
 
 Manifest wait_for_manifest(Hub& hub, const std::string& model, std::optional<std::uint64_t> want,
-                           std::chrono::milliseconds wait) {
+                           std::chrono::milliseconds wait, bool lead) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
+  const auto say_waiting = [&](const std::string& what) {
+    if (!lead) return;
+    std::printf("waiting up to %lld s (--wait) for %s of '%s'\n", static_cast<long long>(wait.count() / 1000),
+                what.c_str(), model.c_str());
+    std::fflush(stdout);
+  };
   if (!want) {
+    if (!hub.wait_for(model, std::nullopt, std::chrono::milliseconds(0))) say_waiting("a readable version");
     if (!hub.wait_for(model, std::nullopt, wait)) {
       throw TimeoutError("no readable version of '" + model + "' within " + std::to_string(wait.count() / 1000) + " s");
     }
     return hub.manifest(model, Version::latest());
   }
+  bool said = false;
   for (auto pause = std::chrono::milliseconds(5);; pause = std::min(pause * 2, std::chrono::milliseconds(200))) {
     try {
       return hub.manifest(model, Version::exact(*want));
     } catch (const NotFoundError& e) {
+      if (!said) say_waiting("v" + std::to_string(*want));
+      said = true;
       if (std::chrono::steady_clock::now() + pause > deadline) {
         throw NotFoundError(std::string(e.what()) + " (waited " + std::to_string(wait.count() / 1000) + " s)");
       }
@@ -106,7 +122,7 @@ int run_pull(const PullConfig& c, Role role) {
 
   // Wait for something to read, then learn the tensors (shapes do not change between versions).
   const auto wait = std::chrono::milliseconds(static_cast<std::int64_t>(c.wait * 1000));
-  const Manifest first = wait_for_manifest(hub, c.model, want, wait);
+  const Manifest first = wait_for_manifest(hub, c.model, want, wait, lead);
   std::vector<TensorSpec> specs;
   for (std::size_t i = 0; i < first.tensors.size(); ++i) {
     if (!c.group || static_cast<int>(i % static_cast<std::size_t>(n)) == me) specs.push_back(first.tensors[i].spec);
@@ -131,6 +147,11 @@ int run_pull(const PullConfig& c, Role role) {
     if (failures > 0 && std::chrono::steady_clock::now() - last_ok > wait) {
       throw TimeoutError("no pull of '" + c.model + "' succeeded for " + fmt(c.wait, 0) + " s (" +
                          std::to_string(failures) + " failed)");
+    }
+    if (c.follow && last && lead && !hub.wait_for(c.model, last, std::chrono::milliseconds(0))) {
+      std::printf("waiting up to %s s (--wait) for a version of '%s' newer than v%llu\n", fmt(c.wait, 0).c_str(),
+                  c.model.c_str(), static_cast<unsigned long long>(*last));
+      std::fflush(stdout);
     }
     if (c.follow && last && !hub.wait_for(c.model, last, wait)) {
       throw TimeoutError("no version of '" + c.model + "' newer than v" + std::to_string(*last) + " within " +
@@ -264,6 +285,19 @@ void add_pull_options(po::options_description& desc, PullConfig& c, bool full) {
   c.hub.add_to(desc);
 }
 
+// --out is checked before anything is transferred (the writer checks again when it writes).
+void check_out(const PullConfig& c) {
+  if (c.out.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto st = fs::status(c.out, ec);
+  if (fs::is_directory(st)) throw UserError("--out " + c.out + " is a directory; give a file name");
+  if (fs::exists(st) && !c.overwrite) throw UserError("--out " + c.out + " exists; pass --overwrite to replace it");
+  auto parent = fs::path(c.out).parent_path();
+  if (parent.empty()) parent = ".";
+  if (!fs::is_directory(parent, ec)) throw UserError("--out " + c.out + ": directory " + parent.string() + " does not exist");
+}
+
 }  // namespace
 
 int cmd_pull(const Args& args) {
@@ -282,6 +316,7 @@ int cmd_pull(const Args& args) {
   if (c.generate < 0 || !(c.wait > 0)) throw UserError("--generate must be >= 0 and --wait > 0");
   if (c.hold < 0) throw UserError("--hold must not be negative");
   if (c.keep_going && !c.follow) throw UserError("--keep-going needs --follow");
+  check_out(c);
   return run_mpi_command("pull", [&](int) { return run_pull(c, Role::kPull); });
 }
 
@@ -296,6 +331,7 @@ int cmd_snapshot_save(const Args& args) {
   if (!parse_options("snapshot", desc, args, vm)) return 0;
   c.hub.check();
   parse_version(c.version);
+  check_out(c);
   c.group = true;
   c.relay = false;
   return run_mpi_command("snapshot save", [&](int) { return run_pull(c, Role::kSnapshotSave); });

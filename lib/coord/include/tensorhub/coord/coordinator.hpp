@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 
+#include "tensorhub/core/limits.hpp"
 #include "tensorhub/coord/client.hpp"
 #include "tensorhub/coord/directory.hpp"
 #include "tensorhub/coord/group_reads.hpp"
@@ -79,8 +80,8 @@ namespace tensorhub::coord {
 // until the newer version commits or its pending shards are dropped (unpublished, or their
 // worker left or died); then the reference is withdrawn and drains as usual.
 
-// Largest reading or publishing group (members).
-constexpr std::uint32_t kMaxGroupSize = 65536;
+// Largest reading or publishing group (members): tensorhub/core/limits.hpp.
+inline constexpr std::uint32_t kMaxGroupSize = limits::kMaxGroupSize;
 
 struct CoordinatorConfig {
   std::uint32_t max_readers_per_source = 2;  // K: concurrent readers of its DC one holder serves

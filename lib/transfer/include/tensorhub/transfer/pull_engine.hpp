@@ -4,8 +4,10 @@
 //
 // Per chunk: acquire (batched) -> post read -> completion -> verify xxHash64 -> report
 // complete (which releases the holder's pin and, with relay on, makes this reader a holder of
-// the chunk). A failed read is reported and the chunk asked for again, so another holder
-// serves it. The engine never returns with a pin held, nor with a read in flight unless the
+// the chunk). A failed read, or one whose bytes fail their checksum, is reported at once and the
+// chunk asked for again, so another holder serves it (the coordinator never assigns that holder
+// to this reader again); a bad source is logged once. Only when no good holder is left for a
+// chunk that was read corrupt does the pull fail, with ChunksCorrupt. The engine never returns with a pin held, nor with a read in flight unless the
 // pull's deadline passed: after an error it waits for the reads in flight until the deadline (at
 // least 1 s, or the whole deadline if shorter, after the error); reads still in flight then are
 // abandoned, reported as failed and named in a TimeoutError (their buffers may still be written).
@@ -39,6 +41,14 @@ class ChunksUnavailable : public NotFoundError {
   using NotFoundError::NotFoundError;
 };
 
+// Every holder this reader could use for some chunk served bytes that failed its checksum. The
+// version may still be readable from its snapshot file: the hub falls back to it, as for
+// ChunksUnavailable.
+class ChunksCorrupt : public ChecksumError {
+ public:
+  using ChecksumError::ChecksumError;
+};
+
 struct Destination {
   std::uint32_t tensor = 0;  // index into Manifest::tensors
   void* data = nullptr;      // at least manifest.tensors[tensor].spec.bytes()
@@ -66,6 +76,7 @@ struct PullStats {
   std::uint64_t origin_bytes = 0;  // read from publishers
   std::uint64_t relay_bytes = 0;   // read from other readers
   std::uint32_t failed_reads = 0;  // reads that failed and were reassigned
+  std::uint32_t checksum_mismatches = 0;  // of those, reads whose bytes failed their checksum
   std::uint32_t acquire_calls = 0;
   std::map<coord::WorkerId, SourceStats> sources;
 };
@@ -74,7 +85,7 @@ class PullEngine {
  public:
   PullEngine(coord::Client& coordinator, transport::Transport& transport, coord::WorkerId self);
 
-  // Throws ChecksumError (names tensor and chunk), ChunksUnavailable (a chunk lost every holder),
+  // Throws ChunksCorrupt (a ChecksumError naming tensor, chunk and holder), ChunksUnavailable (a chunk lost every holder),
   // TimeoutError (deadline; also any error after which reads had to be abandoned: its text keeps
   // the first error's), TransportError (a read failed to start, an unusable assignment).
   PullStats run(const Manifest& manifest, std::span<const Destination> destinations, const EngineOptions& options);
