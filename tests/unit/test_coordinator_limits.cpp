@@ -84,8 +84,11 @@ TEST(CoordinatorLimits, ACompleteForAChunkOutOfRangeIsRefused) {
   const auto r = add_worker(c, "r");
   publish_one(c, p, "m", 1);
   resolve(c, r, "m");
-  expect_user_error([&] { c.complete(CompleteRequest{r, "m", 1, {ChunkResult{0xFFFFFFFFu, p, true}}, {}}); },
-                    "out of range");
+  expect_user_error(
+      [&] {
+        c.complete(CompleteRequest{r, "m", 1, {ChunkResult{0xFFFFFFFFu, p, true}}, {}});
+      },
+      "out of range");
 }
 
 TEST(CoordinatorLimits, AFailureReportForAReadNeverAssignedIsRefusedAndLeavesTheHolderAlone) {
@@ -100,7 +103,9 @@ TEST(CoordinatorLimits, AFailureReportForAReadNeverAssignedIsRefusedAndLeavesThe
     EXPECT_THROW(c.complete(CompleteRequest{liar, "m", 1, {ChunkResult{0, p, false}}, {}}), UserError);
   }
   for (const auto& w : c.workers()) {
-    if (w.worker == p) EXPECT_EQ(w.state, WorkerState::kAlive) << w.reason;
+    if (w.worker == p) {
+      EXPECT_EQ(w.state, WorkerState::kAlive) << w.reason;
+    }
   }
   resolve(c, r, "m", {"g2", 1, 0});
   const auto got = acquire(c, r, "m", 1, {0, 1, 2});

@@ -124,7 +124,9 @@ TEST(ValidateManifest, RejectsWhatExceedsTheLimits) {
   expect_user_error_mentioning([&] { describe_shard(0, big, 1ull << 30); }, "per tensor");
   // 2^19 + 1 chunks in one shard.
   expect_user_error_mentioning(
-      [&] { validate_shard(shard_of(0, {TensorSpec{"x", DType::kU8, {(std::int64_t{1} << 31) + 1}}}), kChunk); },
+      [&] {
+        validate_shard(shard_of(0, {TensorSpec{"x", DType::kU8, {(std::int64_t{1} << 31) + 1}}}), kChunk);
+      },
       "chunks in one version");
 }
 

@@ -286,7 +286,7 @@ class PullRun {
   std::vector<transport::Completion> completions_;
   std::vector<coord::ChunkResult> results_;
   std::vector<std::uint32_t> held_;
-  bool failed_unreported_ = false;                 // results_ has a failed read
+  bool failed_unreported_ = false;                // results_ has a failed read
   std::map<std::uint32_t, std::string> corrupt_;  // chunks read with a bad checksum, and from whom
   std::set<coord::WorkerId> warned_;              // holders whose bad bytes were logged (once each)
   std::uint64_t next_tag_ = 1;

@@ -18,7 +18,6 @@
 #include <memory>
 #include <mutex>
 
-#include "tensorhub/core/limits.hpp"
 #include "tensorhub/coord/client.hpp"
 #include "tensorhub/coord/directory.hpp"
 #include "tensorhub/coord/group_reads.hpp"
@@ -26,6 +25,7 @@
 #include "tensorhub/coord/source_slots.hpp"
 #include "tensorhub/coord/version_state.hpp"
 #include "tensorhub/coord/worker_registry.hpp"
+#include "tensorhub/core/limits.hpp"
 #include "tensorhub/core/log.hpp"
 
 namespace tensorhub::coord {
