@@ -3,13 +3,16 @@
 // Each rank is its own reader (a rollout engine), or with --group all of them form one reading
 // group that splits the tensors (rank r reads tensor i when i % size == r) and resolves one
 // version together. `snapshot save` is a grouped pull with --out.
+#include <unistd.h>
+
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cctype>
-#include <filesystem>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
+#include <span>
 #include <thread>
 
 #include "common/command_table.hpp"
@@ -95,6 +98,40 @@ Manifest wait_for_manifest(Hub& hub, const std::string& model, std::optional<std
   }
 }
 
+// One pull. Without --keep-going, a pull that finds its version unknown or unreadable (a standby
+// coordinator that took over knows a version only once its publisher has registered again and
+// re-published it) waits up to --wait for it to be readable again and retries, saying so,
+// instead of failing the command.
+PullResult pull_through_failover(Hub& hub, const PullConfig& c, std::optional<std::uint64_t> want,
+                                 std::span<const Tensor> dest, const PullOptions& po, std::chrono::milliseconds wait,
+                                 int rank) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  constexpr int kRetriesWhileReadable = 3;  // the version is readable, yet the pull failed
+  for (int retries = 0;;) {
+    try {
+      return hub.pull(c.model, want ? Version::exact(*want) : Version::latest(), dest, po);
+    } catch (const NotFoundError& e) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (c.keep_going || left.count() <= 0) throw;
+      const std::optional<std::uint64_t> newer =
+          want && *want > 0 ? std::optional<std::uint64_t>(*want - 1) : std::nullopt;
+      if (hub.wait_for(c.model, newer, std::chrono::milliseconds(0))) {
+        if (++retries > kRetriesWhileReadable) throw;
+        std::printf("rank %d: %s; retrying (it is readable again)\n", rank, e.what());
+        std::fflush(stdout);
+        continue;
+      }
+      std::printf(
+          "rank %d: %s; waiting up to %lld s (--wait) for it to be readable again (re-published after a "
+          "coordinator failover?)\n",
+          rank, e.what(), static_cast<long long>(left.count() / 1000));
+      std::fflush(stdout);
+      if (!hub.wait_for(c.model, newer, left)) throw;
+    }
+  }
+}
+
 // What one rank measured over all its pulls.
 struct Totals {
   double pulls = 0, bytes = 0, seconds = 0, origin = 0, relay = 0, file = 0, min_gbps = 1e30, max_gbps = 0, last = 0;
@@ -126,6 +163,16 @@ int run_pull(const PullConfig& c, Role role) {
   std::vector<TensorSpec> specs;
   for (std::size_t i = 0; i < first.tensors.size(); ++i) {
     if (!c.group || static_cast<int>(i % static_cast<std::size_t>(n)) == me) specs.push_back(first.tensors[i].spec);
+  }
+  // What this reader must hold, checked before anything is allocated (a 1 PiB manifest must not
+  // make every reader try).
+  const std::uint64_t need = Arena::bytes_needed(specs);
+  const auto pages = sysconf(_SC_PHYS_PAGES);
+  const auto page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0 && need > static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)) {
+    throw UserError("'" + c.model + "' v" + std::to_string(first.version) + " needs " + format_bytes(need) +
+                    " in this reader, more than this host's memory (" +
+                    format_bytes(static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)) + ")");
   }
   std::optional<Arena> dest;
   if (pooled) {
@@ -161,7 +208,7 @@ int run_pull(const PullConfig& c, Role role) {
     po.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
     PullResult r;
     try {
-      r = hub.pull(c.model, want ? Version::exact(*want) : Version::latest(), dest->tensors(), po);
+      r = pull_through_failover(hub, c, want, dest->tensors(), po, wait, job.world_rank);
     } catch (const Error& e) {
       // Holders gone (NotFoundError) or coordinator unreachable (TransportError): go on with the
       // next version. Bad input and corrupt data still end the command.
@@ -295,7 +342,8 @@ void check_out(const PullConfig& c) {
   if (fs::exists(st) && !c.overwrite) throw UserError("--out " + c.out + " exists; pass --overwrite to replace it");
   auto parent = fs::path(c.out).parent_path();
   if (parent.empty()) parent = ".";
-  if (!fs::is_directory(parent, ec)) throw UserError("--out " + c.out + ": directory " + parent.string() + " does not exist");
+  if (!fs::is_directory(parent, ec))
+    throw UserError("--out " + c.out + ": directory " + parent.string() + " does not exist");
 }
 
 }  // namespace

@@ -105,7 +105,8 @@ void check_numbers(const po::options_description& desc, const po::parsed_options
       } catch (const std::exception&) {
         continue;  // boost reports the bad value itself
       }
-      if (x < 0 || !std::isfinite(x)) throw UserError(name + " must be a finite number of at least 0, not '" + text + "'");
+      if (x < 0 || !std::isfinite(x))
+        throw UserError(name + " must be a finite number of at least 0, not '" + text + "'");
     }
   }
 }
@@ -140,16 +141,15 @@ bool parse_options(const std::string& command, po::options_description& desc, co
   const auto from_cli = keys_of(vm);
   // A bad value in TENSORHUB_<OPTION> is a usage error that names the variable.
   try {
-    const auto env_parsed = po::parse_environment(desc,
-                                    [&desc](const std::string& var) -> std::string {
-                                      if (var.rfind("TENSORHUB_", 0) != 0) return "";
-                                      for (const auto& o : desc.options()) {
-                                        const auto& name = o->long_name();
-                                        if (name == "help" || name == "config" || name == "show-config") continue;
-                                        if (env_name(name) == var) return name;
-                                      }
-                                      return "";
-                                    });
+    const auto env_parsed = po::parse_environment(desc, [&desc](const std::string& var) -> std::string {
+      if (var.rfind("TENSORHUB_", 0) != 0) return "";
+      for (const auto& o : desc.options()) {
+        const auto& name = o->long_name();
+        if (name == "help" || name == "config" || name == "show-config") continue;
+        if (env_name(name) == var) return name;
+      }
+      return "";
+    });
     for (const auto& o : env_parsed.options) {
       po::parsed_options one(&desc);
       one.options.push_back(o);
