@@ -4,8 +4,12 @@
 //
 // Exit codes: 0 ok; 1 internal error; 2 bad usage or input (one line on stderr); 3 not found;
 // 4 transport or timeout; 5 checksum mismatch.
+#include <grpc/support/log.h>
+
 #include <boost/program_options/errors.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "common/command_table.hpp"
@@ -22,10 +26,20 @@ Options also come from TENSORHUB_<OPTION> and a config file (tensorhub <command>
 Exit codes: 0 ok, 1 internal error, 2 bad input, 3 not found, 4 transport/timeout, 5 checksum.
 )";
 
+// gRPC's own log lines ("E1203 12:00:00 chttp2_server.cc:...") would come before our one-line
+// errors: they are dropped unless TENSORHUB_LOG=debug. TensorHub reports every failure itself.
+void grpc_log_unless_debug(gpr_log_func_args* args) {
+  const char* level = std::getenv("TENSORHUB_LOG");
+  if (level != nullptr && std::strcmp(level, "debug") == 0) {
+    std::fprintf(stderr, "[grpc %s:%d] %s\n", args->file, args->line, args->message);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace tensorhub::cli;
+  gpr_set_log_function(grpc_log_unless_debug);
   Args args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "--version") args[0] = "version";
   // Errors name the command they came from: "tensorhub pull: ...", "tensorhub bench fanout: ...",

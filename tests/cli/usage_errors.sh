@@ -42,5 +42,24 @@ check "need 1 <= W < V" -- bench stall -n 3 -w 3
 check "bench elastic has no warm-up: -w must be 0" -- bench elastic -w 1
 check "bad byte size suffix" -- bench stall --size 12XB
 check "in the environment: TENSORHUB_MAX_READERS: " TENSORHUB_MAX_READERS=lots -- pull --config /dev/null
+# Issue 16: negative numbers wrapped silently, bad ports and zero counts were accepted.
+check "--tensors must be a whole number of at least 0, not '-1'" -- publish --tensors -1
+check "--versions must be a whole number of at least 0, not '-1'" -- publish --versions -1
+check "--start-version must be a whole number of at least 0, not '-1'" -- publish --start-version -1
+check "--tensors must be between 1 and" -- publish --tensors 0
+check "goes past the largest version number" -- publish --start-version 18446744073709551615 --versions 2
+check "--version must be 'latest' or a version number, not '-1'" -- pull --version -1
+check "--max-readers must be a whole number of at least 0, not '-1'" -- serve --max-readers -1
+check "--max-readers must be at least 1" -- serve --max-readers 0
+check "--listen 127.0.0.1:99999: port 99999 is out of range" -- serve --listen 127.0.0.1:99999
+check "--listen 127.0.0.1: expected HOST:PORT" -- serve --listen 127.0.0.1
+check "--hub localhost:0: port 0 is out of range" -- pull --hub localhost:0
+check "--wait must be a finite number of at least 0, not '-5'" -- pull --wait -5
+check "--inflight (from TENSORHUB_INFLIGHT) must be a whole number of at least 0, not '-2'" TENSORHUB_INFLIGHT=-2 -- pull --config /dev/null
+mkdir -p "$dir/outdir"
+check "--out $dir/outdir is a directory; give a file name" -- pull --out "$dir/outdir"
+touch "$dir/exists.h5"
+check "--out $dir/exists.h5 exists; pass --overwrite to replace it" -- pull --out "$dir/exists.h5"
+check "directory $dir/missing does not exist" -- snapshot save --out "$dir/missing/x.h5"
 ((failed == 0)) || exit 1
 echo "usage errors: ok"

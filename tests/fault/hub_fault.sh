@@ -208,8 +208,9 @@ print(f'{d($td, $tc) * 1e3:.0f} {d($tc + $ms / 1e3, $td) * 1e3:.0f}')")
     serve standby --lease 2000 --standby-of "${addr[primary]}" --takeover-after 1000
     export TENSORHUB_HUB=${addr[primary]},${addr[standby]}
     spawn p "$bin" publish --synthetic 32MiB --tensors 8 --versions 10 --interval 1.5 --hold 3
-    spawn r1 "$bin" pull --follow 10 --keep-going --pool 40MiB --check-pattern --wait 60
-    spawn r2 "$bin" pull --follow 10 --keep-going --pool 40MiB --check-pattern --wait 60
+    # No --keep-going: a pull caught by the takeover waits for its version to be re-published.
+    spawn r1 "$bin" pull --follow 10 --pool 40MiB --check-pattern --wait 60
+    spawn r2 "$bin" pull --follow 10 --pool 40MiB --check-pattern --wait 60
     wait_line p "published 'policy' v4" 60
     kill -KILL "${pids[primary]}"
     tk=$(now)

@@ -40,7 +40,7 @@ def as_str(v):
 path = sys.argv[1]
 with h5py.File(path, "r") as f:
     a = f.attrs
-    expect(int(a["tensorhub_format_version"]) == 1, "format version 1")
+    expect(int(a["tensorhub_format_version"]) == 2, "format version 2")
     expect(a["tensorhub_format_version"].dtype == np.uint32, "format version is u32")
     expect(as_str(a["model"]) == "policy", "model attribute")
     expect(int(a["version"]) == 3 and a["version"].dtype == np.uint64, "version attribute u64")

@@ -84,7 +84,10 @@ TEST(CoordinatorGroups, GroupSizesAreBounded) {
   publish_one(c, p, "m", 1);
   EXPECT_THROW(resolve(c, r, "m", {"g", kMaxGroupSize + 1, 0}), UserError);
   EXPECT_THROW(c.publish(request(p, "m", 2, {"t", kMaxGroupSize + 1, 0}, {{"w", 10}})), UserError);
-  EXPECT_EQ(resolve(c, r, "m", {"g", kMaxGroupSize, 0}).manifest.version, 1u);
+  // Within kMaxGroupSize, but more members than workers exist: no one could complete it.
+  EXPECT_THROW(resolve(c, r, "m", {"g", kMaxGroupSize, 0}), UserError);
+  EXPECT_EQ(resolve(c, r, "m", {"g", 3, 0}).manifest.version, 1u);
+  c.finish(FinishRequest{r, "m", 1, {"g", 3, 0}, 1});
   // A third worker in a group of 2 that both members already joined.
   const auto s = add_worker(c, "s");
   resolve(c, q, "m", {"pair", 2, 0});

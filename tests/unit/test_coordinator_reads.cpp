@@ -270,6 +270,7 @@ TEST(Coordinator, StatusCountsHoldersPinsAndBytes) {
   Coordinator c;
   const auto p = add_worker(c, "p");
   const auto r = add_worker(c, "r");
+  add_worker(c, "r2");  // the group's third member (registered, not yet resolved)
   publish_one(c, p, "m", 1, 5000);
   publish_one(c, p, "n", 4, 10);
   resolve(c, r, "m", {"g", 3, 0}, 0);

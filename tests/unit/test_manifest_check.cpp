@@ -12,6 +12,8 @@
 
 #include "tensorhub/config.hpp"
 #include "tensorhub/core/error.hpp"
+#include "tensorhub/core/limits.hpp"
+#include "tensorhub/core/log.hpp"
 #include "tensorhub/core/manifest.hpp"
 #include "tensorhub/core/manifest_json.hpp"
 
@@ -110,6 +112,30 @@ TEST(ValidateManifest, RejectsAShapeWhoseSizeOverflows) {
   auto m = two_shards();
   m.tensors[1].spec.shape = {(1ll << 61) + 1, 8};  // u8: 2^64 + 8 bytes, 8 after wrapping
   expect_user_error_mentioning([&] { validate_manifest(m); }, "tensor 'b' u8[2305843009213693953,8]");
+}
+
+// Issue 16, limits (tensorhub/core/limits.hpp): each refused with a UserError that says which.
+TEST(ValidateManifest, RejectsWhatExceedsTheLimits) {
+  auto m = two_shards();
+  m.tensors[1].spec.shape = std::vector<std::int64_t>(limits::kMaxDims + 1, 1);
+  expect_user_error_mentioning([&] { validate_manifest(m); }, "33 dimensions (at most 32)");
+  // A 2 TiB tensor: its size fits 64 bits but is over the per-tensor limit.
+  const std::vector<Tensor> big{host_tensor("big", DType::kU8, {std::int64_t{1} << 41}, &m)};
+  expect_user_error_mentioning([&] { describe_shard(0, big, 1ull << 30); }, "per tensor");
+  // 2^19 + 1 chunks in one shard.
+  expect_user_error_mentioning(
+      [&] {
+        validate_shard(shard_of(0, {TensorSpec{"x", DType::kU8, {(std::int64_t{1} << 31) + 1}}}), kChunk);
+      },
+      "chunks in one version");
+}
+
+TEST(LogLine, IsCutAtTheLimitAndKeepsToOneLine) {
+  const std::string big(1 << 20, 'x');
+  const auto line = log_line_text(big);
+  EXPECT_LT(line.size(), limits::kMaxLogLineBytes + 64);
+  EXPECT_NE(line.find("more bytes cut"), std::string::npos);
+  EXPECT_EQ(log_line_text("a\nb\x1b[2J"), "a b [2J");
 }
 
 TEST(ManifestDifference, SameBytesInAnotherLayoutAreTheSame) {

@@ -355,6 +355,26 @@ TEST_F(PullEngineTest, CorruptedSourceByteGivesChecksumErrorNamingTensorAndChunk
   EXPECT_EQ(reply.assignments[0].holder, p1_.id);
 }
 
+// Issue 16: a relay serving wrong bytes made the reader fail with ChecksumError. Now the chunk is
+// read again from another holder (the origin), and the pull succeeds with the right bytes.
+TEST_F(PullEngineTest, ACorruptRelayCostsARereadFromAnotherHolderNotThePull) {
+  publish_two_shards();
+  Reader a(coord_, "relay");
+  a.pull(coord_, "m");  // a now relays every chunk
+  // a's copy of "head" chunk 1 goes bad after a announced it.
+  const auto head = *a.manifest.find("head");
+  a.buffers[head][kChunk + 5] ^= 0x5a;
+  Reader b(coord_, "reader");
+  EngineOptions o;
+  o.inflight = 1;
+  const PullStats s = b.pull(coord_, "m", o);
+  EXPECT_GE(s.checksum_mismatches, 1u);
+  EXPECT_GE(s.failed_reads, s.checksum_mismatches);
+  EXPECT_GT(s.relay_bytes, 0u) << "b read from the relay first (relays are preferred)";
+  expect_identical(b, {"embed", "norm", "layer.0.w", "layer.0.b", "head"});
+  EXPECT_EQ(read_pins(coord_, "m", 1, 2), 0u);
+}
+
 TEST_F(PullEngineTest, VerifyOffAndRelayOffDoesNotCheck) {
   publish_two_shards();
   auto& src = p1_.buffer("head", kShard1);

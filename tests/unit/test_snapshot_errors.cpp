@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -38,7 +39,18 @@ class Tamper {
   void set_u32(const char* object, const char* name, std::uint32_t v) {
     replace_attr(object, name, H5T_STD_U32LE, H5T_NATIVE_UINT32, &v, 0);
   }
+  // A fixed-size string, as format 2 writes them.
   void set_string(const char* object, const char* name, const std::string& v) {
+    const hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, std::max<std::size_t>(v.size(), 1));
+    H5Tset_strpad(t, H5T_STR_NULLPAD);
+    std::string buf = v;
+    buf.resize(std::max<std::size_t>(v.size(), 1), '\0');
+    replace_attr(object, name, t, t, buf.data(), 0);
+    H5Tclose(t);
+  }
+  // A variable-length string, as format 1 wrote them.
+  void set_vl_string(const char* object, const char* name, const std::string& v) {
     const hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, H5T_VARIABLE);
     const char* p = v.c_str();
@@ -165,8 +177,17 @@ TEST_F(SnapshotErrors, FlippedDataBytes) {
 }
 
 TEST_F(SnapshotErrors, WrongFormatVersion) {
-  Tamper(path_).set_u32("/", "tensorhub_format_version", 2);
-  expect_all_fail({"format version 2, this build reads 1"});
+  Tamper(path_).set_u32("/", "tensorhub_format_version", 3);
+  expect_all_fail({"format version 3, this build reads 1 to 2"});
+  Tamper(path_).set_u32("/", "tensorhub_format_version", 0);
+  expect_all_fail({"format version 0, this build reads 1 to 2"});
+}
+
+// Issue 16: HDF5 1.10.8 crashed reading damaged variable-length string attributes. Format 2
+// stores none, and a format-2 file that has one is refused before HDF5 reads it.
+TEST_F(SnapshotErrors, VariableLengthStringsAreRefusedInFormat2) {
+  Tamper(path_).set_vl_string("/", "model", "policy");
+  expect_all_fail({"attribute 'model' of /", "variable-length string"});
 }
 
 TEST_F(SnapshotErrors, NoHeader) {

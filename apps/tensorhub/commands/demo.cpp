@@ -192,6 +192,8 @@ int cmd_demo(const Args& args) {
   parse_bytes(c.size);  // bad values fail here, before MPI starts
   parse_bytes(c.chunk);
   if (c.versions == 0 || c.trainers == 0) throw UserError("--versions and --trainers must be at least 1");
+  if (c.max_readers == 0) throw UserError("--max-readers must be at least 1");
+  check_synthetic_tensors(c.tensors);
   return run_mpi_command("demo", [&](int rank) { return run_demo(c, rank); });
 }
 

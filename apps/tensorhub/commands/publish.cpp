@@ -183,6 +183,11 @@ void check_publish(const PublishConfig& c) {
   c.hub.check();
   if (c.from.empty()) parse_bytes(c.synthetic);
   if (c.versions == 0) throw UserError("--versions must be at least 1");
+  if (c.from.empty()) check_synthetic_tensors(c.tensors);
+  if (c.start > UINT64_MAX - (c.versions - 1)) {
+    throw UserError("--start-version " + std::to_string(c.start) + " + --versions " + std::to_string(c.versions) +
+                    " goes past the largest version number");
+  }
   if (c.interval < 0 || c.hold < 0) throw UserError("--interval and --hold must not be negative");
 }
 

@@ -3,11 +3,16 @@
 // Each rank is its own reader (a rollout engine), or with --group all of them form one reading
 // group that splits the tensors (rank r reads tensor i when i % size == r) and resolves one
 // version together. `snapshot save` is a grouped pull with --out.
+#include <unistd.h>
+
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
+#include <span>
 #include <thread>
 
 #include "common/command_table.hpp"
@@ -43,6 +48,10 @@ struct PullConfig {
 
 std::optional<std::uint64_t> parse_version(const std::string& s) {
   if (s == "latest") return std::nullopt;
+  // stoull reads "-1" as 2^64-1 (a version nobody publishes, waited for in silence).
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s.front()))) {
+    throw UserError("--version must be 'latest' or a version number, not '" + s + "'");
+  }
   try {
     std::size_t pos = 0;
     const auto v = std::stoull(s, &pos);
@@ -59,23 +68,67 @@ double unix_seconds() {
 }
 
 Manifest wait_for_manifest(Hub& hub, const std::string& model, std::optional<std::uint64_t> want,
-                           std::chrono::milliseconds wait) {
+                           std::chrono::milliseconds wait, bool lead) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
+  const auto say_waiting = [&](const std::string& what) {
+    if (!lead) return;
+    std::printf("waiting up to %lld s (--wait) for %s of '%s'\n", static_cast<long long>(wait.count() / 1000),
+                what.c_str(), model.c_str());
+    std::fflush(stdout);
+  };
   if (!want) {
+    if (!hub.wait_for(model, std::nullopt, std::chrono::milliseconds(0))) say_waiting("a readable version");
     if (!hub.wait_for(model, std::nullopt, wait)) {
       throw TimeoutError("no readable version of '" + model + "' within " + std::to_string(wait.count() / 1000) + " s");
     }
     return hub.manifest(model, Version::latest());
   }
+  bool said = false;
   for (auto pause = std::chrono::milliseconds(5);; pause = std::min(pause * 2, std::chrono::milliseconds(200))) {
     try {
       return hub.manifest(model, Version::exact(*want));
     } catch (const NotFoundError& e) {
+      if (!said) say_waiting("v" + std::to_string(*want));
+      said = true;
       if (std::chrono::steady_clock::now() + pause > deadline) {
         throw NotFoundError(std::string(e.what()) + " (waited " + std::to_string(wait.count() / 1000) + " s)");
       }
     }
     std::this_thread::sleep_for(pause);
+  }
+}
+
+// One pull. Without --keep-going, a pull that finds its version unknown or unreadable (a standby
+// coordinator that took over knows a version only once its publisher has registered again and
+// re-published it) waits up to --wait for it to be readable again and retries, saying so,
+// instead of failing the command.
+PullResult pull_through_failover(Hub& hub, const PullConfig& c, std::optional<std::uint64_t> want,
+                                 std::span<const Tensor> dest, const PullOptions& po, std::chrono::milliseconds wait,
+                                 int rank) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  constexpr int kRetriesWhileReadable = 3;  // the version is readable, yet the pull failed
+  for (int retries = 0;;) {
+    try {
+      return hub.pull(c.model, want ? Version::exact(*want) : Version::latest(), dest, po);
+    } catch (const NotFoundError& e) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (c.keep_going || left.count() <= 0) throw;
+      const std::optional<std::uint64_t> newer =
+          want && *want > 0 ? std::optional<std::uint64_t>(*want - 1) : std::nullopt;
+      if (hub.wait_for(c.model, newer, std::chrono::milliseconds(0))) {
+        if (++retries > kRetriesWhileReadable) throw;
+        std::printf("rank %d: %s; retrying (it is readable again)\n", rank, e.what());
+        std::fflush(stdout);
+        continue;
+      }
+      std::printf(
+          "rank %d: %s; waiting up to %lld s (--wait) for it to be readable again (re-published after a "
+          "coordinator failover?)\n",
+          rank, e.what(), static_cast<long long>(left.count() / 1000));
+      std::fflush(stdout);
+      if (!hub.wait_for(c.model, newer, left)) throw;
+    }
   }
 }
 
@@ -107,10 +160,20 @@ int run_pull(const PullConfig& c, Role role) {
 
   // Wait for something to read, then learn the tensors (shapes do not change between versions).
   const auto wait = std::chrono::milliseconds(static_cast<std::int64_t>(c.wait * 1000));
-  const Manifest first = wait_for_manifest(hub, c.model, want, wait);
+  const Manifest first = wait_for_manifest(hub, c.model, want, wait, lead);
   std::vector<TensorSpec> specs;
   for (std::size_t i = 0; i < first.tensors.size(); ++i) {
     if (!c.group || static_cast<int>(i % static_cast<std::size_t>(n)) == me) specs.push_back(first.tensors[i].spec);
+  }
+  // What this reader must hold, checked before anything is allocated (a 1 PiB manifest must not
+  // make every reader try).
+  const std::uint64_t need = Arena::bytes_needed(specs);
+  const auto pages = sysconf(_SC_PHYS_PAGES);
+  const auto page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0 && need > static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)) {
+    throw UserError("'" + c.model + "' v" + std::to_string(first.version) + " needs " + format_bytes(need) +
+                    " in this reader, more than this host's memory (" +
+                    format_bytes(static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)) + ")");
   }
   std::optional<Arena> dest;
   if (pooled) {
@@ -133,6 +196,11 @@ int run_pull(const PullConfig& c, Role role) {
       throw TimeoutError("no pull of '" + c.model + "' succeeded for " + fmt(c.wait, 0) + " s (" +
                          std::to_string(failures) + " failed)");
     }
+    if (c.follow && last && lead && !hub.wait_for(c.model, last, std::chrono::milliseconds(0))) {
+      std::printf("waiting up to %s s (--wait) for a version of '%s' newer than v%llu\n", fmt(c.wait, 0).c_str(),
+                  c.model.c_str(), static_cast<unsigned long long>(*last));
+      std::fflush(stdout);
+    }
     if (c.follow && last && !hub.wait_for(c.model, last, wait)) {
       throw TimeoutError("no version of '" + c.model + "' newer than v" + std::to_string(*last) + " within " +
                          fmt(c.wait, 0) + " s (following until v" + std::to_string(*c.follow) + ")");
@@ -141,7 +209,7 @@ int run_pull(const PullConfig& c, Role role) {
     po.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
     PullResult r;
     try {
-      r = hub.pull(c.model, want ? Version::exact(*want) : Version::latest(), dest->tensors(), po);
+      r = pull_through_failover(hub, c, want, dest->tensors(), po, wait, job.world_rank);
     } catch (const Error& e) {
       // Holders gone (NotFoundError) or coordinator unreachable (TransportError): go on with the
       // next version. Bad input and corrupt data still end the command.
@@ -273,6 +341,20 @@ void add_pull_options(po::options_description& desc, PullConfig& c, bool full) {
   c.hub.add_to(desc);
 }
 
+// --out is checked before anything is transferred (the writer checks again when it writes).
+void check_out(const PullConfig& c) {
+  if (c.out.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto st = fs::status(c.out, ec);
+  if (fs::is_directory(st)) throw UserError("--out " + c.out + " is a directory; give a file name");
+  if (fs::exists(st) && !c.overwrite) throw UserError("--out " + c.out + " exists; pass --overwrite to replace it");
+  auto parent = fs::path(c.out).parent_path();
+  if (parent.empty()) parent = ".";
+  if (!fs::is_directory(parent, ec))
+    throw UserError("--out " + c.out + ": directory " + parent.string() + " does not exist");
+}
+
 }  // namespace
 
 int cmd_pull(const Args& args) {
@@ -291,6 +373,7 @@ int cmd_pull(const Args& args) {
   if (c.generate < 0 || !(c.wait > 0)) throw UserError("--generate must be >= 0 and --wait > 0");
   if (c.hold < 0) throw UserError("--hold must not be negative");
   if (c.keep_going && !c.follow) throw UserError("--keep-going needs --follow");
+  check_out(c);
   return run_mpi_command("pull", [&](int) { return run_pull(c, Role::kPull); });
 }
 
@@ -305,6 +388,7 @@ int cmd_snapshot_save(const Args& args) {
   if (!parse_options("snapshot", desc, args, vm)) return 0;
   c.hub.check();
   parse_version(c.version);
+  check_out(c);
   c.group = true;
   c.relay = false;
   return run_mpi_command("snapshot save", [&](int) { return run_pull(c, Role::kSnapshotSave); });

@@ -50,6 +50,8 @@ int cmd_serve(const Args& args) {
       "standby: take over when the primary has not answered for this many ms");
   po::variables_map vm;
   if (!parse_options("serve", desc, args, vm)) return 0;
+  check_host_port("--listen", listen, /*any_port=*/true);
+  if (cfg.max_readers_per_source == 0) throw UserError("--max-readers must be at least 1");
   if (lease_ms < 0) throw UserError("--lease must not be negative");
   if (takeover_ms <= 0) throw UserError("--takeover-after must be positive");
   cfg.lease = std::chrono::milliseconds(lease_ms);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/trace_merge.hpp"
+#include "common/options.hpp"
 #include "tensorhub/core/units.hpp"
 
 namespace tensorhub::cli {
@@ -25,6 +26,7 @@ void HubFlags::add_to(boost::program_options::options_description& desc) {
 }
 
 void HubFlags::check() const {
+  if (!hub.empty()) check_host_port("--hub", hub, /*any_port=*/false, /*list=*/true);
   parse_bytes(chunk);
   if (!pool.empty()) parse_bytes(pool);
   if (!(deadline_s > 0) || !std::isfinite(deadline_s))

@@ -1,6 +1,8 @@
 #include "common/options.hpp"
 
 #include <cctype>
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -76,6 +78,39 @@ std::string value_text(const boost::any& v) {
   return "(set)";
 }
 
+// Boost's lexical_cast reads "-1" as 2^64-1 for an unsigned option (`--tensors -1` became 4 billion
+// tensors): refuse a sign on every unsigned value, and a negative or non-finite number of seconds
+// (every double option is a duration), naming the option and where the value came from.
+void check_numbers(const po::options_description& desc, const po::parsed_options& parsed, const std::string& where) {
+  for (const auto& o : parsed.options) {
+    const auto* d = desc.find_nothrow(o.string_key, false);
+    if (d == nullptr || o.value.empty()) continue;
+    const auto* typed = dynamic_cast<const po::typed_value_base*>(d->semantic().get());
+    if (typed == nullptr) continue;
+    const auto& type = typed->value_type();
+    const std::string& text = o.value.front();
+    const auto start = text.find_first_not_of(" \t");
+    const bool sign = start != std::string::npos && (text[start] == '-' || text[start] == '+');
+    const std::string name = "--" + d->long_name() + where;
+    if ((type == typeid(std::uint32_t) || type == typeid(std::uint64_t) || type == typeid(unsigned long long) ||
+         type == typeid(std::uint16_t)) &&
+        sign) {
+      throw UserError(name + " must be a whole number of at least 0, not '" + text + "'");
+    }
+    if (type == typeid(double)) {
+      std::size_t pos = 0;
+      double x = 0;
+      try {
+        x = std::stod(text, &pos);
+      } catch (const std::exception&) {
+        continue;  // boost reports the bad value itself
+      }
+      if (x < 0 || !std::isfinite(x))
+        throw UserError(name + " must be a finite number of at least 0, not '" + text + "'");
+    }
+  }
+}
+
 std::set<std::string> keys_of(const po::variables_map& vm) {
   std::set<std::string> out;
   for (const auto& [k, v] : vm) {
@@ -94,7 +129,9 @@ bool parse_options(const std::string& command, po::options_description& desc, co
       "show-config", "print every option's value and where it came from, then exit");
   auto parser = po::command_line_parser(args).options(desc);
   if (positional != nullptr) parser.positional(*positional);
-  po::store(parser.run(), vm);
+  const auto cli = parser.run();
+  check_numbers(desc, cli, "");
+  po::store(cli, vm);
   if (vm.count("help")) {
     std::cout << desc << "\n"
               << "Every option can also come from the environment (TENSORHUB_<OPTION>, e.g. TENSORHUB_HUB)\n"
@@ -104,17 +141,21 @@ bool parse_options(const std::string& command, po::options_description& desc, co
   const auto from_cli = keys_of(vm);
   // A bad value in TENSORHUB_<OPTION> is a usage error that names the variable.
   try {
-    po::store(po::parse_environment(desc,
-                                    [&desc](const std::string& var) -> std::string {
-                                      if (var.rfind("TENSORHUB_", 0) != 0) return "";
-                                      for (const auto& o : desc.options()) {
-                                        const auto& name = o->long_name();
-                                        if (name == "help" || name == "config" || name == "show-config") continue;
-                                        if (env_name(name) == var) return name;
-                                      }
-                                      return "";
-                                    }),
-              vm);
+    const auto env_parsed = po::parse_environment(desc, [&desc](const std::string& var) -> std::string {
+      if (var.rfind("TENSORHUB_", 0) != 0) return "";
+      for (const auto& o : desc.options()) {
+        const auto& name = o->long_name();
+        if (name == "help" || name == "config" || name == "show-config") continue;
+        if (env_name(name) == var) return name;
+      }
+      return "";
+    });
+    for (const auto& o : env_parsed.options) {
+      po::parsed_options one(&desc);
+      one.options.push_back(o);
+      check_numbers(desc, one, " (from " + env_name(o.string_key) + ")");
+    }
+    po::store(env_parsed, vm);
   } catch (const po::error_with_option_name& e) {
     std::string name = e.get_option_name();
     name.erase(0, name.find_first_not_of('-'));
@@ -124,7 +165,11 @@ bool parse_options(const std::string& command, po::options_description& desc, co
   }
   const std::string file = vm.count("config") ? vm["config"].as<std::string>() : default_config_file();
   const auto from_env = keys_of(vm);
-  if (!file.empty()) po::store(config_options(command, desc, file), vm);
+  if (!file.empty()) {
+    const auto from_file = config_options(command, desc, file);
+    check_numbers(desc, from_file, " (in " + file + ")");
+    po::store(from_file, vm);
+  }
   if (vm.count("show-config")) {
     std::cout << "tensorhub " << command << ": effective options"
               << (file.empty() ? " (no config file)" : " (config file " + file + ")") << "\n";
@@ -146,6 +191,30 @@ bool parse_options(const std::string& command, po::options_description& desc, co
   }
   po::notify(vm);
   return true;
+}
+
+void check_host_port(const std::string& flag, const std::string& address, bool any_port, bool list) {
+  if (list) {
+    std::size_t start = 0;
+    for (;;) {
+      const auto comma = address.find(',', start);
+      check_host_port(flag, address.substr(start, comma - start), any_port, false);
+      if (comma == std::string::npos) return;
+      start = comma + 1;
+    }
+  }
+  const auto colon = address.rfind(':');
+  const auto bad = [&](const std::string& why) { throw UserError(flag + " " + address + ": " + why); };
+  if (colon == std::string::npos || colon == 0) bad("expected HOST:PORT");
+  const std::string port = address.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) {
+    bad("the port must be a number from " + std::string(any_port ? "0" : "1") + " to 65535");
+  }
+  const unsigned long p = std::stoul(port);
+  if (p > 65535 || (p == 0 && !any_port)) {
+    bad("port " + port + " is out of range (" + (any_port ? "0" : "1") + " to 65535" +
+        (any_port ? ", 0 = any free port)" : ")"));
+  }
 }
 
 std::string config_file_in_use(const po::variables_map& vm) {

@@ -25,6 +25,10 @@ namespace po = boost::program_options;
 bool parse_options(const std::string& command, po::options_description& desc, const Args& args, po::variables_map& vm,
                    const po::positional_options_description* positional = nullptr);
 
+// `address` is HOST:PORT (or [V6]:PORT) with a port in 1..65535 (0 too when `any_port`), else
+// UserError naming `flag`. `list`: a comma-separated list of them (--hub A,B).
+void check_host_port(const std::string& flag, const std::string& address, bool any_port, bool list = false);
+
 // The config file that applies (empty if none), for messages.
 std::string config_file_in_use(const po::variables_map& vm);
 

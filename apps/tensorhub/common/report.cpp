@@ -82,7 +82,11 @@ int run_mpi_command(const std::string& cmd, const std::function<int(int rank)>& 
     rc = exit_code_for_current_exception(msg);
     std::fprintf(stderr, "tensorhub %s [rank %d]: %s\n", cmd.c_str(), rank, msg.c_str());
     std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, rc);
+    // Other ranks may be blocked in a collective: abort them. A job of one process just exits
+    // (its hub is gone with the stack), without Open MPI's abort banner after the error line.
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 1) MPI_Abort(MPI_COMM_WORLD, rc);
   }
   env.set_exit_code(rc);
   return rc;

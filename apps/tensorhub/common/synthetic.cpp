@@ -8,6 +8,7 @@
 
 #include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/error.hpp"
+#include "tensorhub/core/limits.hpp"
 
 namespace tensorhub::cli {
 namespace {
@@ -29,7 +30,15 @@ std::uint64_t key(const Tensor& t) { return checksum64(t.spec.name.data(), t.spe
 
 }  // namespace
 
+void check_synthetic_tensors(std::uint32_t tensors) {
+  if (tensors == 0 || tensors > limits::kMaxTensorsPerVersion) {
+    throw UserError("--tensors must be between 1 and " + std::to_string(limits::kMaxTensorsPerVersion) + ", not " +
+                    std::to_string(tensors));
+  }
+}
+
 std::vector<TensorSpec> synthetic_model(std::uint64_t total_bytes, std::uint32_t tensors) {
+  check_synthetic_tensors(tensors);
   if (total_bytes < (1u << 20)) throw UserError("synthetic model must be at least 1 MiB");
   // Per layer: q,k,v,o (h x h), gate, up (4h x h), down (h x 4h), 2 norms (h) = 9 tensors,
   // 16 h^2 elements. Plus embedding and LM head (8h x h each) and the final norm.

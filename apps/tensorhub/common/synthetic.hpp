@@ -15,6 +15,9 @@
 
 namespace tensorhub::cli {
 
+// --tensors of a synthetic model: 1 to limits::kMaxTensorsPerVersion (UserError otherwise).
+void check_synthetic_tensors(std::uint32_t tensors);
+
 // Tensor specs of a model of about `total_bytes` in about `tensors` tensors.
 std::vector<TensorSpec> synthetic_model(std::uint64_t total_bytes, std::uint32_t tensors);
 

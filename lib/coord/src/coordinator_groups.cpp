@@ -25,6 +25,11 @@ ResolveReply Coordinator::resolve(const ResolveRequest& r) {
   std::lock_guard lock(mu_);
   reap();
   alive(r.reader);
+  if (r.group.size > workers_.size()) {
+    // Members that do not exist would never finish: the version would stay pinned for ever.
+    throw UserError("resolve: reading group '" + r.group.name + "' of " + std::to_string(r.group.size) +
+                    " members, but only " + std::to_string(workers_.size()) + " workers are registered");
+  }
   const std::uint64_t seq = groups_.next_seq(r.model, r.group.name, r.reader);
   const GroupReads::Key key{r.model, r.group.name, seq};
   if (const auto* read = groups_.find(key)) {

@@ -82,19 +82,30 @@ void Coordinator::complete(const CompleteRequest& r) {
   auto& v = directory_.get(r.model, r.version);
   const auto t = now();
   for (const auto& res : r.results) {
-    if (!res.ok) {
-      v.add_failed_pair(r.reader, res.holder);
-      if (planner_->drop_seed_on_failure(plan_view(v), r.reader)) v.drop_seed(r.reader);
-      const auto what = "reader " + std::to_string(r.reader) + " failed to read chunk " + std::to_string(res.chunk) +
-                        " of " + vname(r.model, r.version) + " from worker " + std::to_string(res.holder);
-      log_.warn(what);
-      workers_.report_failure(res.holder, t, what);
+    if (res.chunk >= v.manifest().chunks.size()) {
+      throw UserError("complete(): chunk id " + std::to_string(res.chunk) + " out of range (" +
+                      vname(r.model, r.version) + " has " + std::to_string(v.manifest().chunks.size()) + " chunks)");
     }
     const bool known = v.find_holder(res.holder) != nullptr;
     if (!known && !workers_.registered(res.holder)) continue;  // declared dead meanwhile: pins went with it
+    // Only a read this reader was assigned may be reported, failed or not: a report about any
+    // other holder is refused before it can make that holder suspect.
     if (!v.unpin_read(res.holder, r.reader)) {
       throw UserError("complete(): chunk " + std::to_string(res.chunk) + " of " + vname(r.model, r.version) +
                       " from worker " + std::to_string(res.holder) + " was not assigned to this reader");
+    }
+    if (!res.ok) {
+      // Logged and counted against the holder once per (reader, holder): that pair is never
+      // assigned again, so a reader cannot flood the log or keep a holder suspect on its own.
+      const bool first = !v.failed(r.reader, res.holder);
+      v.add_failed_pair(r.reader, res.holder);
+      if (planner_->drop_seed_on_failure(plan_view(v), r.reader)) v.drop_seed(r.reader);
+      if (first) {
+        const auto what = "reader " + std::to_string(r.reader) + " failed to read chunk " + std::to_string(res.chunk) +
+                          " of " + vname(r.model, r.version) + " from worker " + std::to_string(res.holder);
+        log_.warn(what);
+        workers_.report_failure(res.holder, t, what);
+      }
     }
     if (slots_.end_read(res.holder, r.reader, t) &&
         planner_->release_idle_slot(plan_view(v), r.reader, res.holder, res.ok)) {

@@ -72,6 +72,49 @@ void VersionState::defer_withdrawal(WorkerId worker) {
 
 void VersionState::erase_holder(WorkerId worker) { holders_.erase(worker); }
 
+bool VersionState::rejoin_origin(const PublishRequest& r) {
+  if (!committed_ || holders_.count(r.worker) > 0) return false;
+  if ((!group_.empty() && r.group.name != group_) || r.group.size != manifest_.num_shards ||
+      r.chunk_bytes != manifest_.chunk_bytes || r.shard.shard != r.group.rank ||
+      r.regions.size() != r.shard.tensors.size() || r.shard.checksums.size() != r.shard.tensors.size()) {
+    return false;
+  }
+  std::size_t in_shard = 0;
+  std::uint32_t shard_chunk = 0;  // a chunk of this shard
+  for (const auto& e : manifest_.tensors) {
+    if (e.shard != r.group.rank) continue;
+    ++in_shard;
+    shard_chunk = e.first_chunk;
+  }
+  if (in_shard != r.shard.tensors.size() || in_shard == 0) return false;
+  // Only an origin that is gone is replaced: while one serves this shard, a second is refused.
+  for (const auto& [id, other] : holders_) {
+    if (other.origin && !other.withdrawn && other.have[shard_chunk]) return false;
+  }
+  Holder h;
+  h.worker = r.worker;
+  h.origin = true;
+  h.regions.resize(manifest_.tensors.size());
+  h.have.assign(manifest_.chunks.size(), 0);
+  for (std::size_t i = 0; i < r.shard.tensors.size(); ++i) {
+    const auto t = manifest_.find(r.shard.tensors[i].name);
+    if (!t) return false;
+    const auto& e = manifest_.tensors[*t];
+    if (e.shard != r.group.rank || e.spec != r.shard.tensors[i] || r.shard.checksums[i].size() != e.num_chunks) {
+      return false;
+    }
+    for (std::uint32_t c = 0; c < e.num_chunks; ++c) {
+      if (manifest_.chunks[e.first_chunk + c].checksum != r.shard.checksums[i][c]) return false;
+    }
+    if (r.regions[i].empty()) return false;
+    h.regions[*t] = r.regions[i];
+    for (std::uint32_t c = 0; c < e.num_chunks; ++c) h.have[e.first_chunk + c] = 1;
+    h.chunks_held += e.num_chunks;
+  }
+  holders_.emplace(r.worker, std::move(h));
+  return true;
+}
+
 void VersionState::pin_read(WorkerId holder, WorkerId reader) {
   auto& h = holder_or_throw(holder, "read");
   ++h.pins;

@@ -28,6 +28,7 @@ VersionState::VersionState(Manifest manifest, std::string snapshot)
 
 bool VersionState::add_shard(const PublishRequest& r) {
   const std::string what = model_ + " v" + std::to_string(version_);
+  if (committed_ && rejoin_origin(r)) return false;
   if (committed_ || pending_.count(r.group.rank)) {
     throw UserError(what + " shard " + std::to_string(r.group.rank) +
                     " is already published; versions are immutable (publish a new version number)");

@@ -4,11 +4,23 @@
 #include <utility>
 
 #include "tensorhub/core/error.hpp"
+#include "tensorhub/core/limits.hpp"
+#include "tensorhub/core/validate.hpp"
 
 namespace tensorhub::coord {
 namespace {
 
-constexpr std::size_t kMaxDeparted = 64;
+constexpr std::size_t kMaxDeparted = limits::kMaxDepartedWorkers;
+
+// A label of a registration (host, rack, dc, transport): at most kMaxHostNameBytes of UTF-8
+// without control characters; may be empty.
+void check_label(const char* what, const std::string& text) {
+  if (text.size() > limits::kMaxHostNameBytes) {
+    throw UserError(std::string("worker registration: ") + what + " is " + std::to_string(text.size()) +
+                    " bytes long (at most " + std::to_string(limits::kMaxHostNameBytes) + ")");
+  }
+  if (!text.empty()) validate_name(std::string("worker registration: ") + what, text);
+}
 
 // Worker ids carry 20 bits of incarnation above a 32-bit counter: unique across coordinators
 // with high probability, and below 2^53 (exact in JSON readers).
@@ -35,6 +47,14 @@ WorkerRegistry::WorkerRegistry(std::chrono::milliseconds lease, std::uint32_t in
 
 WorkerId WorkerRegistry::add(const WorkerInfo& info, Clock::time_point now) {
   if (info.endpoint.empty()) throw UserError("worker registration without an endpoint");
+  if (info.endpoint.size() > limits::kMaxEndpointBytes) {
+    throw UserError("worker registration: endpoint is " + std::to_string(info.endpoint.size()) +
+                    " bytes long (at most " + std::to_string(limits::kMaxEndpointBytes) + ")");
+  }
+  check_label("host name", info.host);
+  check_label("rack", info.rack);
+  check_label("datacenter", info.dc);
+  check_label("transport", info.transport);
   const WorkerId id = next_++;
   workers_.emplace(id, info);
   liveness_.add(id, now);

@@ -1,11 +1,13 @@
 #include "tensorhub/core/log.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
 #include <utility>
 
 #include "tensorhub/core/env.hpp"
+#include "tensorhub/core/limits.hpp"
 
 namespace tensorhub {
 
@@ -33,6 +35,17 @@ LogLevel level_or_warn() noexcept {
 
 }  // namespace
 
+std::string log_line_text(std::string_view msg) {
+  const std::size_t keep = std::min(msg.size(), limits::kMaxLogLineBytes);
+  std::string out(msg.substr(0, keep));
+  for (auto& ch : out) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7F) ch = ' ';  // one record per line, no terminal escapes
+  }
+  if (keep < msg.size()) out += "... (" + std::to_string(msg.size() - keep) + " more bytes cut)";
+  return out;
+}
+
 Logger::Logger(std::string tag) : Logger(std::move(tag), level_or_warn()) {}
 Logger::Logger(std::string tag, LogLevel level) : tag_(std::move(tag)), level_(level) {}
 
@@ -43,10 +56,11 @@ void Logger::write(LogLevel level, std::string_view msg) const {
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count() %
       100000000;
+  const std::string text = log_line_text(msg);
   // One fprintf per line keeps lines from different threads whole.
   std::fprintf(stderr, "[tensorhub %s %lld.%03lld %s] %.*s\n", tag_.c_str(), static_cast<long long>(ms / 1000),
-               static_cast<long long>(ms % 1000), kNames[static_cast<int>(level)], static_cast<int>(msg.size()),
-               msg.data());
+               static_cast<long long>(ms % 1000), kNames[static_cast<int>(level)], static_cast<int>(text.size()),
+               text.data());
 }
 
 }  // namespace tensorhub

@@ -8,6 +8,7 @@
 #include "manifest_detail.hpp"
 #include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/error.hpp"
+#include "tensorhub/core/limits.hpp"
 #include "tensorhub/core/units.hpp"
 
 namespace tensorhub {
@@ -48,7 +49,15 @@ void check_chunk_bytes(std::uint64_t chunk_bytes) {
 void check_spec(const TensorSpec& spec, std::set<std::string>& seen, std::uint64_t chunk_bytes) {
   if (spec.name.empty()) throw UserError("tensor with an empty name");
   if (!seen.insert(spec.name).second) throw UserError("tensor '" + spec.name + "' appears twice");
+  if (spec.shape.size() > limits::kMaxDims) {
+    throw UserError("tensor '" + spec.name + "' has " + std::to_string(spec.shape.size()) + " dimensions (at most " +
+                    std::to_string(limits::kMaxDims) + ")");
+  }
   const auto bytes = spec.bytes();  // throws UserError naming the tensor when it overflows
+  if (bytes > limits::kMaxTensorBytes) {
+    throw UserError("tensor '" + spec.name + "' " + describe(spec) + " is " + format_bytes(bytes) + " (at most " +
+                    format_bytes(limits::kMaxTensorBytes) + " per tensor)");
+  }
   if (bytes == 0) {
     throw UserError("tensor '" + spec.name + "' " + describe(spec) +
                     " has zero bytes; zero-size tensors cannot be published");
@@ -57,6 +66,22 @@ void check_spec(const TensorSpec& spec, std::set<std::string>& seen, std::uint64
     chunk_count(bytes, chunk_bytes);
   } catch (const UserError& e) {
     throw UserError("tensor '" + spec.name + "' " + describe(spec) + ": " + e.what());
+  }
+}
+
+void VersionTotals::add(const TensorSpec& spec, std::uint64_t chunk_bytes) {
+  ++tensors;
+  bytes += spec.bytes();  // each at most kMaxTensorBytes: no overflow below 2^23 tensors
+  chunks += chunk_count(spec.bytes(), chunk_bytes);
+  if (tensors > limits::kMaxTensorsPerVersion) {
+    throw UserError("more than " + std::to_string(limits::kMaxTensorsPerVersion) + " tensors in one version");
+  }
+  if (bytes > limits::kMaxVersionBytes) {
+    throw UserError("more than " + format_bytes(limits::kMaxVersionBytes) + " in one version");
+  }
+  if (chunks > limits::kMaxChunksPerVersion) {
+    throw UserError("more than " + std::to_string(limits::kMaxChunksPerVersion) +
+                    " chunks in one version; use a larger chunk size");
   }
 }
 
@@ -71,8 +96,10 @@ ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensor
   ShardManifest out;
   out.shard = shard;
   std::set<std::string> seen;
+  detail::VersionTotals totals;
   for (const auto& t : tensors) {
     check_spec(t.spec, seen, chunk_bytes);
+    totals.add(t.spec, chunk_bytes);
     if (t.data == nullptr) throw UserError("tensor '" + t.spec.name + "' has a null data pointer");
     if (t.bytes < t.spec.bytes()) {
       throw UserError("tensor '" + t.spec.name + "' " + describe(t.spec) + " needs " + std::to_string(t.spec.bytes()) +
@@ -102,8 +129,10 @@ void validate_shard(const ShardManifest& shard, std::uint64_t chunk_bytes) {
     throw UserError("shard " + std::to_string(shard.shard) + ": checksum list does not match tensors");
   }
   std::set<std::string> seen;
+  detail::VersionTotals totals;
   for (std::size_t i = 0; i < shard.tensors.size(); ++i) {
     check_spec(shard.tensors[i], seen, chunk_bytes);
+    totals.add(shard.tensors[i], chunk_bytes);
     if (shard.checksums[i].size() != chunk_count(shard.tensors[i].bytes(), chunk_bytes)) {
       throw UserError("tensor '" + shard.tensors[i].name + "': wrong number of chunk checksums");
     }
@@ -120,6 +149,7 @@ Manifest assemble_manifest(std::string model, std::uint64_t version, std::uint64
   m.chunk_bytes = chunk_bytes;
   m.num_shards = static_cast<std::uint32_t>(shards.size());
   std::set<std::string> seen;
+  detail::VersionTotals totals;
   for (std::uint32_t s = 0; s < shards.size(); ++s) {
     if (shards[s].shard != s) throw UserError("shard " + std::to_string(s) + " is missing");
     validate_shard(shards[s], chunk_bytes);
@@ -128,6 +158,7 @@ Manifest assemble_manifest(std::string model, std::uint64_t version, std::uint64
       if (!seen.insert(spec.name).second) {
         throw UserError("tensor '" + spec.name + "' is published by more than one shard");
       }
+      totals.add(spec, chunk_bytes);
       if (m.chunks.size() + shards[s].checksums[i].size() > std::numeric_limits<std::uint32_t>::max()) {
         throw UserError("tensor '" + spec.name + "': the version has more than 2^32-1 chunks; use a larger chunk size");
       }

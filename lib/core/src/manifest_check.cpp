@@ -42,12 +42,14 @@ void validate_manifest(const Manifest& m) {
   if (m.num_shards == 0) throw UserError(what + ": zero shards");
   if (m.tensors.empty()) throw UserError(what + ": no tensors");
   std::set<std::string> names;
+  detail::VersionTotals totals;
   std::uint64_t next_chunk = 0;
   for (std::uint32_t t = 0; t < m.tensors.size(); ++t) {
     const auto& e = m.tensors[t];
     try {
       validate_name("tensor name", e.spec.name);
-      detail::check_spec(e.spec, names, m.chunk_bytes);  // name, 64-bit size, chunk count
+      detail::check_spec(e.spec, names, m.chunk_bytes);  // name, dims, 64-bit size, chunk count
+      totals.add(e.spec, m.chunk_bytes);                 // tensors, bytes, chunks per version
     } catch (const UserError& err) {
       throw UserError(what + ": " + err.what());
     }

@@ -33,8 +33,9 @@ void HeartbeatThread::run() {
 }
 
 void HeartbeatThread::tick() {
+  const auto id = hooks_.self();
   try {
-    const auto reply = client_.heartbeat(hooks_.self());
+    const auto reply = client_.heartbeat(id);
     if (reply.lease_ms > 0) {
       interval_ = std::clamp(std::chrono::milliseconds(reply.lease_ms / 5), std::chrono::milliseconds(20),
                              std::chrono::milliseconds(2000));
@@ -42,6 +43,10 @@ void HeartbeatThread::tick() {
     if (unreachable_) log_.info("coordinator reachable again");
     unreachable_ = false;
   } catch (const UnknownWorker& e) {
+    // The API thread may have registered again while this heartbeat (of the old id) was in
+    // flight, e.g. across a coordinator takeover: that loss is already repaired, and a second
+    // registration would leave the first one's re-published references orphaned.
+    if (hooks_.self() != id) return;
     if (!lost_.exchange(true)) log_.warn(std::string("the coordinator forgot this worker: ") + e.what());
   } catch (const TransportError& e) {
     if (!unreachable_) log_.warn(std::string("heartbeat: ") + e.what() + " (retrying)");

@@ -180,6 +180,12 @@ PullResult Puller::pull(const std::string& model, const Version& version, std::s
       throw;
     }
     unavailable = e.what();
+  } catch (const transfer::ChunksCorrupt& e) {  // every live holder of a chunk served bad bytes
+    if (reply.snapshot.empty()) {
+      if (relay) table_.add(std::move(ref));
+      throw;
+    }
+    unavailable = e.what();
   } catch (...) {
     // Chunks already verified stay valid; keep serving them until the buffers are reused.
     if (relay) table_.add(std::move(ref));

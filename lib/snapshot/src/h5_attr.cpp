@@ -1,5 +1,7 @@
 #include "h5_attr.hpp"
 
+#include <algorithm>
+
 #include "h5_handles.hpp"
 
 namespace tensorhub::snapshot::h5 {
@@ -72,10 +74,14 @@ void write_u32(const AttrRef& a, std::uint32_t value) { write_scalar(a, H5T_STD_
 void write_u64(const AttrRef& a, std::uint64_t value) { write_scalar(a, H5T_STD_U64LE, H5T_NATIVE_UINT64, &value); }
 
 void write_string(const AttrRef& a, std::string_view value) {
-  const Datatype type = vl_string_type(a.file);
-  const std::string copy(value);  // NUL-terminated
-  const char* ptr = copy.c_str();
-  write_scalar(a, type.get(), type.get(), &ptr);
+  // Fixed size (format 2): no variable-length heap objects for a reader to chase.
+  Datatype type(H5Tcopy(H5T_C_S1), a.file, "H5Tcopy(H5T_C_S1)");
+  check(H5Tset_size(type.get(), std::max<std::size_t>(value.size(), 1)), a.file, "defining a string type");
+  check(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), a.file, "defining a string type");
+  check(H5Tset_cset(type.get(), H5T_CSET_UTF8), a.file, "defining a string type");
+  std::string copy(value);
+  copy.resize(std::max<std::size_t>(value.size(), 1), '\0');
+  write_scalar(a, type.get(), type.get(), copy.data());
 }
 
 void write_u64_array(const AttrRef& a, std::span<const std::uint64_t> values) {
@@ -91,7 +97,7 @@ std::optional<std::uint64_t> read_u64(const AttrRef& a) {
   return read_integers(a, *attr, 1).front();
 }
 
-std::optional<std::string> read_string(const AttrRef& a) {
+std::optional<std::string> read_string(const AttrRef& a, bool allow_variable) {
   auto attr = open(a);
   if (!attr) return std::nullopt;
   if (element_count(a, *attr) != 1) bad(a, "is not a single string");
@@ -99,6 +105,7 @@ std::optional<std::string> read_string(const AttrRef& a) {
   if (H5Tget_class(type.get()) != H5T_STRING) bad(a, "is not a string");
   const htri_t variable = H5Tis_variable_str(type.get());
   if (variable < 0) fail(a.file, "reading the type of " + where(a));
+  if (variable > 0 && !allow_variable) bad(a, "is a variable-length string (this format stores fixed-size strings)");
   if (variable > 0) {
     const Datatype mem = vl_string_type(a.file);
     char* ptr = nullptr;
@@ -112,6 +119,9 @@ std::optional<std::string> read_string(const AttrRef& a) {
   Datatype mem(H5Tcopy(H5T_C_S1), a.file, "H5Tcopy(H5T_C_S1)");
   check(H5Tset_size(mem.get(), size), a.file, "defining a string type");
   check(H5Tset_strpad(mem.get(), H5T_STR_NULLPAD), a.file, "defining a string type");
+  const H5T_cset_t cset = H5Tget_cset(type.get());  // HDF5 converts no character sets
+  if (cset < 0) bad(a, "has an unknown character set");
+  check(H5Tset_cset(mem.get(), cset), a.file, "defining a string type");
   std::string buf(size, '\0');
   check(H5Aread(attr->get(), mem.get(), buf.data()), a.file, "reading " + where(a));
   return buf.substr(0, buf.find('\0'));

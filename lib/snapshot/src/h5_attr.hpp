@@ -1,5 +1,5 @@
 // Typed attribute I/O on any HDF5 object (file root, group, dataset, committed datatype).
-// Writers create scalar attributes (strings: variable-length UTF-8) or 1-D arrays; readers
+// Writers create scalar attributes (strings: fixed-size UTF-8, NUL-padded) or 1-D arrays; readers
 // return nullopt when the attribute is absent and throw SnapshotError naming the file, object
 // and attribute when it has the wrong class or shape.
 #pragma once
@@ -30,8 +30,9 @@ void write_u64_array(const AttrRef& a, std::span<const std::uint64_t> values);
 
 // Any non-negative integer attribute with one element, as u64.
 std::optional<std::uint64_t> read_u64(const AttrRef& a);
-// A string attribute (variable- or fixed-length) with one element.
-std::optional<std::string> read_string(const AttrRef& a);
+// A string attribute with one element: fixed-length, or variable-length when `allow_variable`
+// (format 1), else SnapshotError.
+std::optional<std::string> read_string(const AttrRef& a, bool allow_variable);
 // A 1-D (or scalar) integer attribute of at most `max_elems` elements, as u64.
 std::optional<std::vector<std::uint64_t>> read_u64_array(const AttrRef& a, std::uint64_t max_elems);
 

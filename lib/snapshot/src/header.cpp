@@ -44,12 +44,12 @@ Header parse_header(const RawHeader& raw, std::string_view file) {
   if (!raw.format_version) {
     bad(file, std::string("not a TensorHub snapshot: the root group has no attribute '") + kAttrFormatVersion + "'");
   }
-  if (*raw.format_version != kFormatVersion) {
+  if (*raw.format_version < kOldestFormatVersion || *raw.format_version > kFormatVersion) {
     bad(file, "format version " + std::to_string(*raw.format_version) + ", this build reads " +
-                  std::to_string(kFormatVersion));
+                  std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion));
   }
   Header h;
-  h.format_version = kFormatVersion;
+  h.format_version = static_cast<std::uint32_t>(*raw.format_version);
   const auto& text = required(raw.manifest_json, kAttrManifest, file);
   try {
     h.manifest = manifest_from_json(text);

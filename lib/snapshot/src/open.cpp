@@ -28,13 +28,17 @@ format::RawHeader read_header(hid_t file, const std::string& path) {
   auto at = [&](const char* name) { return h5::AttrRef{file, path, "/", name}; };
   RawHeader raw;
   raw.format_version = h5::read_u64(at(kAttrFormatVersion));
-  if (!raw.format_version || *raw.format_version != kFormatVersion) return raw;  // parse_header says why
-  raw.model = h5::read_string(at(kAttrModel));
+  const auto& f = raw.format_version;
+  if (!f || *f < kOldestFormatVersion || *f > kFormatVersion) return raw;  // parse_header says why
+  // Format 1 stored variable-length strings; format 2 never does, so a format-2 file with one is
+  // refused before HDF5 reads it (HDF5 1.10's variable-length reader crashes on damaged ones).
+  const bool variable = *f == 1;
+  raw.model = h5::read_string(at(kAttrModel), variable);
   raw.version = h5::read_u64(at(kAttrVersion));
   raw.chunk_bytes = h5::read_u64(at(kAttrChunkBytes));
-  raw.manifest_json = h5::read_string(at(kAttrManifest));
-  raw.created_by = h5::read_string(at(kAttrCreatedBy));
-  raw.created_at = h5::read_string(at(kAttrCreatedAt));
+  raw.manifest_json = h5::read_string(at(kAttrManifest), variable);
+  raw.created_by = h5::read_string(at(kAttrCreatedBy), variable);
+  raw.created_at = h5::read_string(at(kAttrCreatedAt), variable);
   return raw;
 }
 
@@ -112,12 +116,13 @@ Object open_tensor(const OpenSnapshot& snap, std::uint32_t index) {
 
   auto attr = [&](const char* a) { return h5::AttrRef{ds.get(), path, object, a}; };
   auto missing = [&](const char* a) { bad(path, "dataset " + object + " has no attribute '" + a + "'"); };
-  const auto stored_name = h5::read_string(attr(format::kAttrName));
+  const bool variable = snap.header.format_version == 1;  // see read_header
+  const auto stored_name = h5::read_string(attr(format::kAttrName), variable);
   if (!stored_name) missing(format::kAttrName);
   if (*stored_name != e.spec.name) {
     bad(path, "dataset " + object + " says it holds tensor '" + *stored_name + "', the manifest '" + e.spec.name + "'");
   }
-  const auto dtype = h5::read_string(attr(format::kAttrDtype));
+  const auto dtype = h5::read_string(attr(format::kAttrDtype), variable);
   if (!dtype) missing(format::kAttrDtype);
   if (*dtype != dtype_name(e.spec.dtype)) {
     bad(path, "dataset " + object + " has dtype attribute '" + *dtype + "' but the manifest says " +

@@ -78,7 +78,9 @@ std::string now_utc_iso8601() {
 std::string creator() { return std::string("tensorhub ") + TENSORHUB_VERSION; }
 
 void set_file_access(hid_t fapl, const std::string& path) {
-  h5::check(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18), path, "H5Pset_libver_bounds");
+  // The 1.10 file format: superblock v3 and v2 object headers, every metadata block checksummed
+  // by HDF5 (a damaged block is an error, not a crash); readable by HDF5 >= 1.10.
+  h5::check(H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110), path, "H5Pset_libver_bounds");
   h5::check(H5Pset_file_locking(fapl, true, true), path, "H5Pset_file_locking");
 }
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <optional>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -77,7 +79,12 @@ class PullRun {
         // Chunks this reader now holds are announced at once (one complete() per reap), so the
         // readers relaying from it are not held back; otherwise completions go in batches.
         const bool announce = o_.relay && !held_.empty();
-        if (!results_.empty() && (announce || inflight_.empty() || results_.size() >= o_.inflight / 2 + 1)) flush();
+        // A failed read is reported at once: the coordinator must exclude that holder before this
+        // reader asks for the chunk again.
+        if (!results_.empty() &&
+            (announce || failed_unreported_ || inflight_.empty() || results_.size() >= o_.inflight / 2 + 1)) {
+          flush();
+        }
         if (Clock::now() > deadline) {
           throw TimeoutError("pull of '" + m_.model + "' v" + std::to_string(m_.version) + " did not finish within " +
                              std::to_string(o_.deadline.count()) + " ms (" + std::to_string(remaining_) +
@@ -141,6 +148,13 @@ class PullRun {
     }
     // Thrown after the assignments are in flight, so the error path releases their pins.
     if (invalid) throw TransportError(*invalid);
+    for (const auto c : reply.unavailable) {
+      // Every holder it could use served this chunk with a bad checksum: corrupt, not lost.
+      if (const auto bad = corrupt_.find(c); bad != corrupt_.end()) {
+        throw ChunksCorrupt(bad->second + "; no other holder has it (" + std::to_string(reply.unavailable.size()) +
+                            " chunk(s) without a good holder)");
+      }
+    }
     if (!reply.unavailable.empty()) {
       throw ChunksUnavailable("'" + m_.model + "' v" + std::to_string(m_.version) + ": no live holder has " +
                               chunk_name(m_, reply.unavailable.front()) + " (" +
@@ -159,7 +173,6 @@ class PullRun {
   bool reap() {
     completions_.clear();
     transport_.poll(completions_);
-    std::optional<std::string> bad;  // first checksum mismatch; thrown once all are accounted for
     for (const auto& c : completions_) {
       const auto it = inflight_.find(c.tag);
       require(it != inflight_.end(), "completion for an unknown read");
@@ -168,9 +181,7 @@ class PullRun {
       const auto& spec = m_.chunks[f.chunk];
       if (!c.ok) {
         trace_.ended(f.trace, f.chunk, f.holder, f.origin, false);
-        results_.push_back(coord::ChunkResult{f.chunk, f.holder, false});
-        queue_.push_front(f.chunk);
-        ++stats_.failed_reads;
+        failed_read(f);
         continue;
       }
       if (o_.verify || o_.relay) {
@@ -179,11 +190,14 @@ class PullRun {
         trace_.verified(f.chunk, verify_start, sum == spec.checksum);
         if (sum != spec.checksum) {
           trace_.ended(f.trace, f.chunk, f.holder, f.origin, false);
-          results_.push_back(coord::ChunkResult{f.chunk, f.holder, false});
-          if (!bad) {
-            bad = "'" + m_.model + "' v" + std::to_string(m_.version) + ": checksum mismatch in " +
-                  chunk_name(m_, f.chunk) + " read from worker " + std::to_string(f.holder);
-          }
+          // A bad source costs a re-read, not the pull: reported as a failed read (the
+          // coordinator never assigns this holder to this reader again), then read elsewhere.
+          auto what = "'" + m_.model + "' v" + std::to_string(m_.version) + ": checksum mismatch in " +
+                      chunk_name(m_, f.chunk) + " read from worker " + std::to_string(f.holder);
+          if (warned_.insert(f.holder).second) log_.warn(what + "; reading it from another holder");
+          corrupt_[f.chunk] = std::move(what);
+          ++stats_.checksum_mismatches;
+          failed_read(f);
           continue;
         }
       }
@@ -198,12 +212,19 @@ class PullRun {
       stats_.bytes += spec.length;
       --remaining_;
     }
-    if (bad) throw ChecksumError(*bad);
     if (o_.progress && !completions_.empty()) o_.progress(stats_.bytes, total_bytes_);
     return !completions_.empty();
   }
 
+  void failed_read(const InFlight& f) {
+    results_.push_back(coord::ChunkResult{f.chunk, f.holder, false});
+    queue_.push_front(f.chunk);
+    ++stats_.failed_reads;
+    failed_unreported_ = true;
+  }
+
   void flush() {
+    failed_unreported_ = false;
     if (results_.empty() && held_.empty()) return;
     coord::CompleteRequest req{self_, m_.model, m_.version, std::move(results_), std::move(held_)};
     results_.clear();
@@ -283,6 +304,9 @@ class PullRun {
   std::vector<transport::Completion> completions_;
   std::vector<coord::ChunkResult> results_;
   std::vector<std::uint32_t> held_;
+  bool failed_unreported_ = false;                // results_ has a failed read
+  std::map<std::uint32_t, std::string> corrupt_;  // chunks read with a bad checksum, and from whom
+  std::set<coord::WorkerId> warned_;              // holders whose bad bytes were logged (once each)
   std::uint64_t next_tag_ = 1;
   int backoff_us_ = 50;
   Clock::time_point next_acquire_{};

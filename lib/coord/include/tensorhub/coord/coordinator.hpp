@@ -25,6 +25,7 @@
 #include "tensorhub/coord/source_slots.hpp"
 #include "tensorhub/coord/version_state.hpp"
 #include "tensorhub/coord/worker_registry.hpp"
+#include "tensorhub/core/limits.hpp"
 #include "tensorhub/core/log.hpp"
 
 namespace tensorhub::coord {
@@ -79,8 +80,8 @@ namespace tensorhub::coord {
 // until the newer version commits or its pending shards are dropped (unpublished, or their
 // worker left or died); then the reference is withdrawn and drains as usual.
 
-// Largest reading or publishing group (members).
-constexpr std::uint32_t kMaxGroupSize = 65536;
+// Largest reading or publishing group (members): tensorhub/core/limits.hpp.
+inline constexpr std::uint32_t kMaxGroupSize = limits::kMaxGroupSize;
 
 struct CoordinatorConfig {
   std::uint32_t max_readers_per_source = 2;  // K: concurrent readers of its DC one holder serves

@@ -61,9 +61,16 @@ class VersionState {
   // ---- publishing
   // Registers one shard; throws UserError if it does not fit (duplicate, size mismatch...).
   // Returns true when this completed the group and the version is now committed.
+  // A shard of a committed version is accepted again when it is exactly what the manifest says
+  // (same tensors, shapes, checksums, chunk size, group size) from a worker that holds nothing
+  // of it: an origin re-registering after its lease lapsed (or after a coordinator takeover)
+  // becomes an origin holder again, even while relays keep the version readable. Returns false
+  // then (nothing new committed).
   bool add_shard(const PublishRequest& request);
   // True if `worker` has a pending (uncommitted) shard; removes it.
   bool drop_pending(WorkerId worker);
+  // The re-publish case of add_shard: true if `request` was taken as a returning origin.
+  bool rejoin_origin(const PublishRequest& request);
   bool has_pending() const { return !pending_.empty(); }
   bool committed() const { return committed_; }
   bool readable() const;

@@ -27,6 +27,8 @@ class WorkerRegistry {
   // The registered worker `id` (UnknownWorker if not).
   const WorkerInfo& get(WorkerId id) const;
   bool registered(WorkerId id) const { return workers_.count(id) > 0; }
+  // Workers registered now.
+  std::size_t size() const { return workers_.size(); }
   // get(id), renewing its lease.
   const WorkerInfo& touch(WorkerId id, Clock::time_point now);
   // Renews the lease of `id` if it is registered.

@@ -9,6 +9,10 @@ namespace tensorhub {
 
 enum class LogLevel { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
 
+// What one log record prints of `msg`: control characters (newlines included) as spaces, cut
+// at limits::kMaxLogLineBytes with a note of how much was cut.
+std::string log_line_text(std::string_view msg);
+
 class Logger {
  public:
   explicit Logger(std::string tag);

@@ -6,10 +6,12 @@
 #include <cstddef>
 #include <string_view>
 
+#include "tensorhub/core/limits.hpp"
+
 namespace tensorhub {
 
 // Longest name accepted (bytes).
-constexpr std::size_t kMaxNameBytes = 1024;
+inline constexpr std::size_t kMaxNameBytes = limits::kMaxNameBytes;
 
 // True if `text` is well-formed UTF-8 (no overlong forms, no surrogates, at most U+10FFFF).
 bool is_valid_utf8(std::string_view text);

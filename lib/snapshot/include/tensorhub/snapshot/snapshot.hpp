@@ -22,7 +22,10 @@
 
 namespace tensorhub::snapshot {
 
-constexpr std::uint32_t kFormatVersion = 1;
+// The format `write` produces (2: HDF5 1.10 file format, whose metadata HDF5 checksums itself;
+// fixed-size string attributes). Readers also read format 1 (variable-length strings).
+constexpr std::uint32_t kFormatVersion = 2;
+constexpr std::uint32_t kOldestFormatVersion = 1;
 
 class SnapshotError : public UserError {
  public:

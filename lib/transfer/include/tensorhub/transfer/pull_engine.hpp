@@ -4,16 +4,16 @@
 //
 // Per chunk: acquire (batched) -> post read -> completion -> verify xxHash64 -> report
 // complete (which releases the holder's pin and, with relay on, makes this reader a holder of
-// the chunk). A failed read is reported and the chunk asked for again, so another holder
-// serves it. The engine never returns with a pin held, nor with a read in flight unless the
-// pull's deadline passed: after an error it waits for the reads in flight until the deadline (at
-// least 1 s, or the whole deadline if shorter, after the error); reads still in flight then are
-// abandoned, reported as failed and named in a TimeoutError (their buffers may still be written).
-// The coordinator's assignments are checked: one for a chunk this pull did not ask for, or
-// already reads, is a TransportError naming it.
-// Completions are reported in batches (half the in-flight window), except with relay on: then
-// every poll that completed chunks is reported at once, so that they become relay sources
-// without delay.
+// the chunk). A failed read, or one whose bytes fail their checksum, is reported at once and the
+// chunk asked for again, so another holder serves it (the coordinator never assigns that holder
+// to this reader again); a bad source is logged once. Only when no good holder is left for a
+// chunk that was read corrupt does the pull fail, with ChunksCorrupt. The engine never returns with a pin held, nor
+// with a read in flight unless the pull's deadline passed: after an error it waits for the reads in flight until the
+// deadline (at least 1 s, or the whole deadline if shorter, after the error); reads still in flight then are abandoned,
+// reported as failed and named in a TimeoutError (their buffers may still be written). The coordinator's assignments
+// are checked: one for a chunk this pull did not ask for, or already reads, is a TransportError naming it. Completions
+// are reported in batches (half the in-flight window), except with relay on: then every poll that completed chunks is
+// reported at once, so that they become relay sources without delay.
 #pragma once
 
 #include <chrono>
@@ -38,6 +38,14 @@ namespace tensorhub::transfer {
 class ChunksUnavailable : public NotFoundError {
  public:
   using NotFoundError::NotFoundError;
+};
+
+// Every holder this reader could use for some chunk served bytes that failed its checksum. The
+// version may still be readable from its snapshot file: the hub falls back to it, as for
+// ChunksUnavailable.
+class ChunksCorrupt : public ChecksumError {
+ public:
+  using ChecksumError::ChecksumError;
 };
 
 struct Destination {
@@ -66,9 +74,10 @@ struct SourceStats {
 struct PullStats {
   std::uint64_t bytes = 0;
   double seconds = 0;
-  std::uint64_t origin_bytes = 0;  // read from publishers
-  std::uint64_t relay_bytes = 0;   // read from other readers
-  std::uint32_t failed_reads = 0;  // reads that failed and were reassigned
+  std::uint64_t origin_bytes = 0;         // read from publishers
+  std::uint64_t relay_bytes = 0;          // read from other readers
+  std::uint32_t failed_reads = 0;         // reads that failed and were reassigned
+  std::uint32_t checksum_mismatches = 0;  // of those, reads whose bytes failed their checksum
   std::uint32_t acquire_calls = 0;
   double verify_seconds = 0;     // computing checksums
   double no_source_seconds = 0;  // nothing assigned and nothing in flight (waiting for a holder)
@@ -79,9 +88,9 @@ class PullEngine {
  public:
   PullEngine(coord::Client& coordinator, transport::Transport& transport, coord::WorkerId self);
 
-  // Throws ChecksumError (names tensor and chunk), ChunksUnavailable (a chunk lost every holder),
-  // TimeoutError (deadline; also any error after which reads had to be abandoned: its text keeps
-  // the first error's), TransportError (a read failed to start, an unusable assignment).
+  // Throws ChunksCorrupt (a ChecksumError naming tensor, chunk and holder), ChunksUnavailable (a chunk lost every
+  // holder), TimeoutError (deadline; also any error after which reads had to be abandoned: its text keeps the first
+  // error's), TransportError (a read failed to start, an unusable assignment).
   PullStats run(const Manifest& manifest, std::span<const Destination> destinations, const EngineOptions& options);
 
  private:
