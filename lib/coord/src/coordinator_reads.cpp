@@ -82,6 +82,14 @@ void Coordinator::complete(const CompleteRequest& r) {
   auto& v = directory_.get(r.model, r.version);
   const auto t = now();
   for (const auto& res : r.results) {
+    const bool known = v.find_holder(res.holder) != nullptr;
+    // Checked before a failure is believed: a reader may only report reads it was assigned
+    // (a false report would make the holder suspect).
+    const bool gone = !known && !workers_.registered(res.holder);  // declared dead meanwhile: pins went with it
+    if (!gone && !v.unpin_read(res.holder, r.reader)) {
+      throw UserError("complete(): chunk " + std::to_string(res.chunk) + " of " + vname(r.model, r.version) +
+                      " from worker " + std::to_string(res.holder) + " was not assigned to this reader");
+    }
     if (!res.ok) {
       v.add_failed_pair(r.reader, res.holder);
       if (planner_->drop_seed_on_failure(plan_view(v), r.reader)) v.drop_seed(r.reader);
@@ -90,12 +98,7 @@ void Coordinator::complete(const CompleteRequest& r) {
       log_.warn(what);
       workers_.report_failure(res.holder, t, what);
     }
-    const bool known = v.find_holder(res.holder) != nullptr;
-    if (!known && !workers_.registered(res.holder)) continue;  // declared dead meanwhile: pins went with it
-    if (!v.unpin_read(res.holder, r.reader)) {
-      throw UserError("complete(): chunk " + std::to_string(res.chunk) + " of " + vname(r.model, r.version) +
-                      " from worker " + std::to_string(res.holder) + " was not assigned to this reader");
-    }
+    if (gone) continue;
     if (slots_.end_read(res.holder, r.reader, t) &&
         planner_->release_idle_slot(plan_view(v), r.reader, res.holder, res.ok)) {
       slots_.release_if_idle(res.holder, r.reader);
