@@ -8,7 +8,7 @@ shift 2
 log=$(mktemp)
 # shellcheck source=serve_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/serve_lib.sh"
-trap 'stop_serve; rm -f "$log" "$log.token"' EXIT
+trap 'stop_serve; rm -f "$log" "$log".token*' EXIT
 start_serve "$bin" "$log"
 port=${TENSORHUB_HUB##*:}
 out=$("$mpiexec" -n 3 "$@" -x TENSORHUB_HUB -x TENSORHUB_TOKEN_FILE "$bin" demo --trainers 1 --size 8MiB --tensors 12 --versions 2 2>&1)

@@ -91,9 +91,9 @@ int cmd_serve(const Args& args) {
   coord::GrpcServer server(coordinator, listen, server_options);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  std::printf("tensorhub coordinator listening on %s (pid %d, lease %lld ms%s; token in %s%s)\n",
+  std::printf("tensorhub coordinator listening on %s (pid %d, lease %lld ms%s; token in %s, operator token in %s%s)\n",
               server.address_for(host).c_str(), getpid(), static_cast<long long>(lease_ms),
-              watch ? (", standby of " + standby.primary).c_str() : "", token_file.c_str(),
+              watch ? (", standby of " + standby.primary).c_str() : "", token_file.c_str(), operator_token_file.c_str(),
               auth.tls_cert_file.empty() ? "" : ", TLS");
   std::fflush(stdout);
   int sig = 0;

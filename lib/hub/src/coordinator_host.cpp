@@ -45,8 +45,12 @@ std::string routable_address(const std::string& host) {
   return v6;
 }
 
+// The job's own coordinator: its secret never leaves the job, so every process holding it is
+// trusted as an operator too (may retain/release/attach any model, e.g. a retainer rank that
+// publishes nothing). Acting for another worker still needs that worker's session.
 coord::GrpcServerOptions with_token(std::string token) {
   coord::GrpcServerOptions o;
+  o.auth.operator_token = token;
   o.auth.token = std::move(token);
   return o;
 }

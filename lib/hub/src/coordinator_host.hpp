@@ -1,7 +1,8 @@
 // A coordinator served over gRPC from inside a hub process (private header): what rank 0 of a
 // joining communicator starts when no coordinator address is given. Every rank, this one
 // included, then talks to it through a GrpcClient on address(), so errors and validation are
-// the same on every rank. It requires `token` on every call (README "Security model").
+// the same on every rank. It requires `token` on every call and grants its holders the
+// operator role (README "Security model").
 #pragma once
 
 #include <memory>

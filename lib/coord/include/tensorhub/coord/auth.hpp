@@ -9,7 +9,8 @@
 //   operator token  `tensorhub serve --operator-token-file` (default <token-file>.operator):
 //                   may also retain/release/attach any version (a job token may do so only for
 //                   models its worker publishes). Nobody, operators included, may act for a
-//                   worker without that worker's session.
+//                   worker without that worker's session. A job's own coordinator uses its
+//                   job token as operator token too (the secret never leaves the job).
 // Optional TLS: server certificate + key (and optionally a CA to require client certificates);
 // clients give the CA that signed the server's certificate.
 #pragma once
