@@ -48,11 +48,14 @@ target_include_directories(tensorhub_proto SYSTEM PUBLIC "$<BUILD_INTERFACE:${_t
 target_link_libraries(tensorhub_proto PUBLIC protobuf::libprotobuf gRPC::grpc++)
 
 add_library(tensorhub_coord_grpc
+  ${CMAKE_CURRENT_LIST_DIR}/src/auth.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/src/grpc_auth.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_client.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_calls.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_core.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_status.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_workers.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/src/grpc_long_polls.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_server.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/standby.cpp)
 add_library(TensorHub::coord_grpc ALIAS tensorhub_coord_grpc)

@@ -1,11 +1,13 @@
 # Sourced by the CLI test scripts: start and stop a standalone coordinator.
 #   start_serve BIN LOG   starts `BIN serve` on a free loopback port, sets serve_pid and
-#                         exports TENSORHUB_HUB=127.0.0.1:PORT (exits 1 if it does not start)
+#                         exports TENSORHUB_HUB=127.0.0.1:PORT and TENSORHUB_TOKEN_FILE (the
+#                         token serve created, LOG.token) (exits 1 if it does not start)
 #   stop_serve            SIGTERM, then wait (no-op when none runs)
 serve_pid=
 start_serve() {
   local bin=$1 log=$2 port=
-  "$bin" serve --listen 127.0.0.1:0 >"$log" 2>&1 &
+  export TENSORHUB_TOKEN_FILE=$log.token
+  "$bin" serve --listen 127.0.0.1:0 --token-file "$TENSORHUB_TOKEN_FILE" >"$log" 2>&1 &
   serve_pid=$!
   for _ in $(seq 1 100); do
     grep -q "listening on" "$log" && break

@@ -8,10 +8,10 @@ shift 2
 log=$(mktemp)
 # shellcheck source=serve_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/serve_lib.sh"
-trap 'stop_serve; rm -f "$log"' EXIT
+trap 'stop_serve; rm -f "$log" "$log".token*' EXIT
 start_serve "$bin" "$log"
 port=${TENSORHUB_HUB##*:}
-out=$("$mpiexec" -n 3 "$@" -x TENSORHUB_HUB "$bin" demo --trainers 1 --size 8MiB --tensors 12 --versions 2 2>&1)
+out=$("$mpiexec" -n 3 "$@" -x TENSORHUB_HUB -x TENSORHUB_TOKEN_FILE "$bin" demo --trainers 1 --size 8MiB --tensors 12 --versions 2 2>&1)
 echo "$out"
 grep -q "coordinator 127.0.0.1:$port" <<<"$out" || { echo "the job did not use the standalone coordinator"; exit 1; }
 grep -q "every pull verified" <<<"$out"

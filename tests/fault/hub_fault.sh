@@ -246,7 +246,7 @@ sys.exit(0 if any(v['version'] >= 4 and v['readable'] for m in j['models'] for v
     spawn k "$bin" pull --follow 8 --pool 20MiB --check-pattern --wait 60
     wait_line p "published 'policy' v2" 30
     # A separately started job joins while versions flow: no existing member takes part.
-    spawn job "$mpiexec" -n 2 ${TENSORHUB_MPIEXEC_FLAGS:-} -x TENSORHUB_HUB -x TENSORHUB_TRANSPORT \
+    spawn job "$mpiexec" -n 2 ${TENSORHUB_MPIEXEC_FLAGS:-} -x TENSORHUB_HUB -x TENSORHUB_TOKEN_FILE -x TENSORHUB_TRANSPORT \
       -x TENSORHUB_UCX_DEADLINE_MS "$bin" pull --follow 8 --keep-going --pool 20MiB --check-pattern --wait 60
     spawn e "$bin" pull --pool 20MiB --check-pattern --wait 30
     wait_line k "pulled 'policy' v3" 30

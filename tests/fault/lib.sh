@@ -9,6 +9,8 @@
 #   cleanup                 SIGCONT + SIGKILL every spawned process and serve (trap EXIT)
 declare -A pids=()
 work=$(mktemp -d /tmp/th-fault.XXXXXX)
+# The hub's token (README "Security model"): every serve of a test shares it, every client reads it.
+export TENSORHUB_TOKEN_FILE=$work/token
 
 fail() {
   echo "FAIL: $*"

@@ -73,7 +73,31 @@ TEST(UcxCodec, DescriptorRoundTrip) {
   const auto d = decode_descriptor(text);
   EXPECT_EQ(d.address, address);
   EXPECT_EQ(d.bytes, 64ull << 20);
-  EXPECT_EQ(base64_decode(d.rkey), rkey);
+  EXPECT_EQ(decode_rkey(d.rkey, {}), rkey);
+}
+
+// Security: descriptors that did not come from the holder never reach UCX (issue 16 item 3).
+TEST(UcxCodec, ForeignOrTamperedDescriptorsThrow) {
+  const auto holder = random_bytes(300, 5);
+  const auto rkey = random_bytes(41, 3);
+  const auto text = encode_descriptor(0x1000, 4096, rkey, holder);
+  const auto d = decode_descriptor(text);  // points into `text`
+  EXPECT_EQ(decode_rkey(d.rkey, holder), rkey);
+  // Bound to its holder: the same key presented with another worker's endpoint is refused.
+  EXPECT_THROW(decode_rkey(d.rkey, random_bytes(300, 6)), TransportError);
+  // Raw (unframed) bytes, as an outsider would publish them: refused.
+  EXPECT_THROW(decode_rkey(base64_encode(rkey), holder), TransportError);
+  // One flipped bit anywhere in the frame: refused.
+  auto framed = *base64_decode(d.rkey);
+  for (std::size_t i = 0; i < framed.size(); ++i) {
+    auto bad = framed;
+    bad[i] ^= std::byte{0x10};
+    EXPECT_THROW(decode_rkey(base64_encode(bad), holder), TransportError) << "byte " << i;
+  }
+  // A truncated frame and a garbage worker address in an endpoint: refused.
+  framed.pop_back();
+  EXPECT_THROW(decode_rkey(base64_encode(framed), holder), TransportError);
+  EXPECT_THROW(decode_endpoint("ucx:evil:" + base64_encode(random_bytes(333, 9))), TransportError);
 }
 
 TEST(UcxCodec, MalformedDescriptorsThrow) {

@@ -12,6 +12,7 @@
 #include "common/command_table.hpp"
 #include "common/commands.hpp"
 #include "common/options.hpp"
+#include "tensorhub/coord/auth.hpp"
 #include "tensorhub/coord/coordinator.hpp"
 #include "tensorhub/coord/grpc_server.hpp"
 #include "tensorhub/coord/metrics.hpp"
@@ -30,6 +31,9 @@ int cmd_serve(const Args& args) {
   std::int64_t lease_ms = cfg.lease.count();
   coord::StandbyOptions standby;
   std::int64_t takeover_ms = standby.takeover_after.count();
+  std::string token_file = coord::default_token_file();
+  std::string operator_token_file;  // default: <token-file>.operator
+  coord::ServerAuth auth;
   po::options_description desc(
       help_head("serve",
                 "Failover: on a second host run  tensorhub serve --standby-of HOST1:7070  and give workers both\n"
@@ -47,7 +51,16 @@ int cmd_serve(const Args& args) {
       "serve Prometheus metrics at http://HOST:PORT/metrics (port 0 = any free port; README \"Observability\")")(
       "standby-of", po::value(&standby.primary), "run as the standby of the primary coordinator at HOST:PORT")(
       "takeover-after", po::value(&takeover_ms)->default_value(takeover_ms),
-      "standby: take over when the primary has not answered for this many ms");
+      "standby: take over when the primary has not answered for this many ms")(
+      "token-file", po::value(&token_file)->default_value(token_file),
+      "the hub's job token: created (mode 0600, 64 random hex characters) when absent, never printed. Workers "
+      "and tools read it through TENSORHUB_TOKEN_FILE (or TENSORHUB_TOKEN); README \"Security model\"")(
+      "operator-token-file", po::value(&operator_token_file),
+      "the operator token (created like --token-file; default <token-file>.operator): what `recover` and "
+      "tools that retain/release/attach versions of models they do not publish need")(
+      "tls-cert", po::value(&auth.tls_cert_file), "TLS: server certificate chain (PEM); with --tls-key")(
+      "tls-key", po::value(&auth.tls_key_file), "TLS: server private key (PEM)")(
+      "tls-client-ca", po::value(&auth.tls_client_ca_file), "TLS: require client certificates signed by this CA (PEM)");
   po::variables_map vm;
   if (!parse_options("serve", desc, args, vm)) return 0;
   check_host_port("--listen", listen, /*any_port=*/true);
@@ -67,7 +80,17 @@ int cmd_serve(const Args& args) {
 
   coord::Coordinator coordinator(cfg);
   std::unique_ptr<coord::StandbyWatch> watch;
+  if (token_file.empty()) throw UserError("--token-file is empty (and HOME is unset): name a token file");
+  auth.token = coord::load_or_create_token_file(token_file);
+  if (operator_token_file.empty()) operator_token_file = token_file + ".operator";
+  auth.operator_token = coord::load_or_create_token_file(operator_token_file);
+  if (auth.operator_token == auth.token) throw UserError("--operator-token-file holds the job token");
+  if (!standby.primary.empty()) {
+    standby.auth = coord::ClientAuth::from_environment();  // TLS settings for probing the primary
+    standby.auth.token = auth.token;                       // a standby shares the primary's token
+  }
   coord::GrpcServerOptions server_options;
+  server_options.auth = auth;
   if (!standby.primary.empty()) {
     watch = std::make_unique<coord::StandbyWatch>(standby);
     server_options.refuse = [w = watch.get()] { return w->refusal(); };
@@ -83,8 +106,10 @@ int cmd_serve(const Args& args) {
         metrics, [&coordinator, &calls] { return coord::render_metrics(coordinator, &calls); });
     std::printf("tensorhub coordinator metrics at http://%s/metrics\n", metrics_server->address_for(host).c_str());
   }
-  std::printf("tensorhub coordinator listening on %s (pid %d, lease %lld ms%s)\n", server.address_for(host).c_str(),
-              getpid(), static_cast<long long>(lease_ms), watch ? (", standby of " + standby.primary).c_str() : "");
+  std::printf("tensorhub coordinator listening on %s (pid %d, lease %lld ms%s; token in %s, operator token in %s%s)\n",
+              server.address_for(host).c_str(), getpid(), static_cast<long long>(lease_ms),
+              watch ? (", standby of " + standby.primary).c_str() : "", token_file.c_str(), operator_token_file.c_str(),
+              auth.tls_cert_file.empty() ? "" : ", TLS");
   std::fflush(stdout);
   int sig = 0;
   sigwait(&stop, &sig);

@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -29,6 +33,14 @@ using Method = grpc::Status (Stub::*)(grpc::ClientContext*, const Req&, Rep*);
 // are sent: a proto3 string cannot even carry invalid UTF-8.
 void check_model(const std::string& model) { validate_name("model name", model); }
 
+std::string read_pem(const std::string& path, const char* what) {
+  std::ifstream in(path);
+  if (!in) throw UserError(std::string("TLS ") + what + " file " + path + ": cannot be read");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 void check_tensors(const std::vector<TensorSpec>& tensors) {
   for (const auto& t : tensors) validate_name("tensor name", t.name);
 }
@@ -45,11 +57,19 @@ struct GrpcClient::Impl {
 
   std::string address;  // as given: "host:port[,host:port...]"
   std::chrono::milliseconds rpc_deadline;
+  ClientAuth auth;
+  std::string bearer;  // "Bearer <token>", empty when there is no token
+  // Session secrets of the workers registered through this client, sent with every call
+  // ("<worker>:<secret>"): the coordinator lets a call act only for a worker whose session it carries.
+  mutable std::mutex sessions_mu;
+  std::map<WorkerId, std::string> sessions;
   std::vector<Target> targets;
   mutable std::atomic<std::size_t> current{0};  // the target calls go to first
   Logger log{"coord.client"};
 
-  Impl(std::string addr, std::chrono::milliseconds deadline) : address(std::move(addr)), rpc_deadline(deadline) {
+  Impl(std::string addr, std::chrono::milliseconds deadline, ClientAuth credentials)
+      : address(std::move(addr)), rpc_deadline(deadline), auth(std::move(credentials)) {
+    if (!auth.token.empty()) bearer = "Bearer " + auth.token;
     if (address.empty()) throw UserError("coordinator address is empty");
     if (rpc_deadline <= std::chrono::milliseconds::zero()) {
       throw UserError("coordinator " + address + ": RPC deadline must be positive");
@@ -62,6 +82,8 @@ struct GrpcClient::Impl {
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
+    if (!auth.tls_server_name.empty()) args.SetSslTargetNameOverride(auth.tls_server_name);
+    const auto creds = channel_credentials();
     std::size_t begin = 0;
     for (;;) {
       const auto comma = address.find(',', begin);
@@ -69,13 +91,36 @@ struct GrpcClient::Impl {
       if (one.empty()) throw UserError("coordinator address list '" + address + "' has an empty entry");
       Target t;
       t.address = one;
-      t.channel = grpc::CreateCustomChannel(one, grpc::InsecureChannelCredentials(), args);
+      t.channel = grpc::CreateCustomChannel(one, creds, args);
       if (!t.channel) throw TransportError("coordinator " + one + ": cannot create a gRPC channel");
       t.stub = pb::Coordinator::NewStub(t.channel);
       targets.push_back(std::move(t));
       if (comma == std::string::npos) break;
       begin = comma + 1;
     }
+  }
+
+  std::shared_ptr<grpc::ChannelCredentials> channel_credentials() const {
+    if (auth.tls_ca_file.empty()) {
+      if (!auth.tls_cert_file.empty()) throw UserError("a TLS client certificate needs the CA (TENSORHUB_TLS_CA)");
+      return grpc::InsecureChannelCredentials();
+    }
+    grpc::SslCredentialsOptions opts;
+    opts.pem_root_certs = read_pem(auth.tls_ca_file, "CA");
+    if (!auth.tls_cert_file.empty() || !auth.tls_key_file.empty()) {
+      if (auth.tls_cert_file.empty() || auth.tls_key_file.empty()) {
+        throw UserError("a TLS client certificate needs both TENSORHUB_TLS_CERT and TENSORHUB_TLS_KEY");
+      }
+      opts.pem_cert_chain = read_pem(auth.tls_cert_file, "certificate");
+      opts.pem_private_key = read_pem(auth.tls_key_file, "key");
+    }
+    return grpc::SslCredentials(opts);
+  }
+
+  void add_credentials(grpc::ClientContext& ctx) const {
+    if (!bearer.empty()) ctx.AddMetadata("authorization", bearer);
+    std::lock_guard lock(sessions_mu);
+    for (const auto& [id, secret] : sessions) ctx.AddMetadata("x-tensorhub-session", std::to_string(id) + ":" + secret);
   }
 
   // Deadline for a call that may wait `timeout` on the server.
@@ -95,6 +140,8 @@ struct GrpcClient::Impl {
         if (status.error_details() == codec::kOffloadRequiredDetail) throw OffloadRequired(what);
         throw UserError(what);
       case grpc::StatusCode::INVALID_ARGUMENT:
+      case grpc::StatusCode::UNAUTHENTICATED:
+      case grpc::StatusCode::PERMISSION_DENIED:
         throw UserError(what);
       case grpc::StatusCode::NOT_FOUND:
         if (status.error_details() == codec::kUnknownWorkerDetail) throw UnknownWorker(what);
@@ -120,6 +167,7 @@ struct GrpcClient::Impl {
       auto idx = current.load();
       const Target& t = targets[idx];
       grpc::ClientContext ctx;
+      add_credentials(ctx);
       ctx.set_deadline(std::chrono::system_clock::now() +
                        std::max(std::chrono::milliseconds(1),
                                 std::chrono::ceil<std::chrono::milliseconds>(end - std::chrono::steady_clock::now())));
@@ -167,8 +215,8 @@ struct GrpcClient::Impl {
   }
 };
 
-GrpcClient::GrpcClient(std::string address, std::chrono::milliseconds rpc_deadline)
-    : impl_(std::make_unique<Impl>(std::move(address), rpc_deadline)) {}
+GrpcClient::GrpcClient(std::string address, std::chrono::milliseconds rpc_deadline, ClientAuth auth)
+    : impl_(std::make_unique<Impl>(std::move(address), rpc_deadline, std::move(auth))) {}
 
 GrpcClient::~GrpcClient() = default;
 
@@ -177,13 +225,20 @@ const std::string& GrpcClient::address() const { return impl_->address; }
 WorkerId GrpcClient::register_worker(const WorkerInfo& info) {
   pb::RegisterWorkerRequest req;
   *req.mutable_info() = codec::to_proto(info);
-  return impl_->call("RegisterWorker", &Stub::RegisterWorker, req).worker();
+  const auto rep = impl_->call("RegisterWorker", &Stub::RegisterWorker, req);
+  if (!rep.session().empty()) {
+    std::lock_guard lock(impl_->sessions_mu);
+    impl_->sessions[rep.worker()] = rep.session();
+  }
+  return rep.worker();
 }
 
 void GrpcClient::deregister_worker(WorkerId worker) {
   pb::DeregisterWorkerRequest req;
   req.set_worker(worker);
   impl_->call("DeregisterWorker", &Stub::DeregisterWorker, req);
+  std::lock_guard lock(impl_->sessions_mu);
+  impl_->sessions.erase(worker);
 }
 
 HeartbeatReply GrpcClient::heartbeat(WorkerId worker) {

@@ -15,7 +15,7 @@ StandbyWatch::StandbyWatch(StandbyOptions options) : options_(std::move(options)
   if (options_.probe.count() <= 0 || options_.takeover_after < options_.probe) {
     throw UserError("standby: need 0 < probe interval <= takeover time");
   }
-  primary_ = std::make_unique<GrpcClient>(options_.primary, options_.probe);
+  primary_ = std::make_unique<GrpcClient>(options_.primary, options_.probe, options_.auth);
   thread_ = std::thread([this] { run(); });
 }
 

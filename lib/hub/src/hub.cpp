@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "hub_impl.hpp"
+#include "tensorhub/coord/auth.hpp"
 #include "tensorhub/core/env.hpp"
 #include "tensorhub/core/trace.hpp"
 
@@ -34,23 +35,41 @@ HubOptions with_environment(HubOptions o) {
   return o;
 }
 
-// Rank 0 starts the coordinator and broadcasts its address, or why it could not ("!<error>"),
-// so that every rank fails alike instead of waiting for an address that never comes.
-std::string start_coordinator(MPI_Comm comm, int rank, const HubOptions& o, std::unique_ptr<CoordinatorHost>& host) {
+// Whether every rank of `comm` runs on rank 0's host (then the coordinator listens on loopback).
+bool single_host(MPI_Comm comm) {
+  const auto here = mpi::processor_name();
+  int same = mpi::bcast_string(comm, 0, here) == here ? 1 : 0;
+  int all = 0;
+  mpi::check(MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_LAND, comm), "MPI_Allreduce");
+  return all != 0;
+}
+
+// Rank 0 starts the coordinator and broadcasts its address and the job's token (over MPI: the
+// secret never leaves the job), or why it could not ("!<error>"), so that every rank fails
+// alike instead of waiting for an address that never comes. The token is TENSORHUB_TOKEN /
+// TENSORHUB_TOKEN_FILE when set (so tools outside the job can call in), else a fresh secret.
+std::string start_coordinator(MPI_Comm comm, int rank, const HubOptions& o, std::unique_ptr<CoordinatorHost>& host,
+                              std::string& token) {
+  const bool one_host = single_host(comm);
   std::string mine;
   if (rank == 0) {
     try {
       coord::CoordinatorConfig cfg;
       cfg.max_readers_per_source = o.max_readers_per_source;
-      host = std::make_unique<CoordinatorHost>(cfg, o.metrics_address);
-      mine = host->address();
+      auto secret = coord::ClientAuth::from_environment().token;
+      if (secret.empty()) secret = coord::generate_token();
+      host = std::make_unique<CoordinatorHost>(cfg, CoordinatorHost::listen_host(one_host), secret,
+                                                o.metrics_address);
+      mine = host->address() + "\n" + secret;
     } catch (const std::exception& e) {
       mine = std::string("!") + e.what();
     }
   }
   auto address = mpi::bcast_string(comm, 0, mine);
   if (address.starts_with("!")) throw TransportError("could not start the coordinator on rank 0: " + address.substr(1));
-  return address;
+  const auto nl = address.find('\n');
+  token = address.substr(nl + 1);
+  return address.substr(0, nl);
 }
 
 }  // namespace
@@ -68,10 +87,12 @@ Hub::Impl::Impl(MPI_Comm comm, HubOptions options) : comm_(mpi::Comm::duplicate(
   if (options.transport == "local" && comm_.size() != 1) {
     throw UserError("transport 'local' only works in a single-process hub; use mpi_rma");
   }
-  address_ = options.hub_address.empty() ? start_coordinator(comm_.get(), rank_, options, host_) : options.hub_address;
+  auto auth = coord::ClientAuth::from_environment();
+  address_ = options.hub_address.empty() ? start_coordinator(comm_.get(), rank_, options, host_, auth.token)
+                                         : options.hub_address;
   const std::string job_tag = mpi::bcast_string(comm_.get(), 0, rank_ == 0 ? random_tag() : std::string());
   auto transport = make_transport(options.transport, comm_.get(), job_tag, rank_, options.pool_bytes);
-  client_ = std::make_unique<coord::GrpcClient>(address_, options.rpc_deadline);
+  client_ = std::make_unique<coord::GrpcClient>(address_, options.rpc_deadline, std::move(auth));
   if (!options.trace_path.empty()) options.trace_path = trace_file_for_rank(options.trace_path, rank_, comm_.size());
   core_ = std::make_unique<HubCore>(*client_, std::move(transport), rank_, std::move(options));
 }

@@ -1,9 +1,11 @@
 #include "codec.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
 
+#include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/error.hpp"
 
 namespace tensorhub::transport::ucx {
@@ -34,6 +36,52 @@ TransportError malformed(std::string_view what, std::string_view text) {
   std::string shown(text.substr(0, kShown));
   if (text.size() > kShown) shown += "...";
   return TransportError("malformed ucx " + std::string(what) + " '" + shown + "'");
+}
+
+constexpr std::size_t kFrameHead = 2 + 1 + 1 + 4 + 8;
+constexpr std::size_t kMaxPayload = 64 << 10;
+constexpr std::uint8_t kFrameVersion = 1;
+
+std::uint64_t frame_sum(std::uint64_t seed, char kind, std::span<const std::byte> payload) {
+  std::vector<std::byte> all(sizeof seed + 1 + payload.size());
+  for (std::size_t i = 0; i < sizeof seed; ++i) all[i] = static_cast<std::byte>((seed >> (8 * i)) & 0xff);
+  all[sizeof seed] = static_cast<std::byte>(kind);
+  std::copy(payload.begin(), payload.end(), all.begin() + sizeof seed + 1);
+  return checksum64(all.data(), all.size());
+}
+
+std::vector<std::byte> frame(char kind, std::uint64_t seed, std::span<const std::byte> payload) {
+  std::vector<std::byte> out(kFrameHead + payload.size());
+  out[0] = std::byte{'T'};
+  out[1] = std::byte{'H'};
+  out[2] = std::byte{kFrameVersion};
+  out[3] = static_cast<std::byte>(kind);
+  const auto n = static_cast<std::uint32_t>(payload.size());
+  for (std::size_t i = 0; i < 4; ++i) out[4 + i] = static_cast<std::byte>((n >> (8 * i)) & 0xff);
+  const auto sum = frame_sum(seed, kind, payload);
+  for (std::size_t i = 0; i < 8; ++i) out[8 + i] = static_cast<std::byte>((sum >> (8 * i)) & 0xff);
+  std::copy(payload.begin(), payload.end(), out.begin() + kFrameHead);
+  return out;
+}
+
+// The payload of a valid frame of `kind` and `seed`; nullopt otherwise.
+std::optional<std::vector<std::byte>> unframe(char kind, std::uint64_t seed, std::span<const std::byte> f) {
+  if (f.size() < kFrameHead || f[0] != std::byte{'T'} || f[1] != std::byte{'H'} || f[2] != std::byte{kFrameVersion} ||
+      f[3] != static_cast<std::byte>(kind)) {
+    return std::nullopt;
+  }
+  std::uint32_t n = 0;
+  for (std::size_t i = 0; i < 4; ++i) n |= static_cast<std::uint32_t>(f[4 + i]) << (8 * i);
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < 8; ++i) sum |= static_cast<std::uint64_t>(f[8 + i]) << (8 * i);
+  if (n == 0 || n > kMaxPayload || f.size() != kFrameHead + n) return std::nullopt;
+  const auto payload = f.subspan(kFrameHead);
+  if (frame_sum(seed, kind, payload) != sum) return std::nullopt;
+  return std::vector<std::byte>(payload.begin(), payload.end());
+}
+
+std::uint64_t binding_seed(std::span<const std::byte> holder_address) {
+  return holder_address.empty() ? 0 : checksum64(holder_address.data(), holder_address.size());
 }
 
 }  // namespace
@@ -80,7 +128,7 @@ std::string encode_endpoint(std::string_view label, std::span<const std::byte> w
     if (c == ':' || std::isspace(static_cast<unsigned char>(c))) c = '_';
   }
   if (clean.empty()) clean = "_";
-  return std::string(kPrefix) + clean + ":" + base64_encode(worker_address);
+  return std::string(kPrefix) + clean + ":" + base64_encode(frame('E', 0, worker_address));
 }
 
 bool looks_like_endpoint(std::string_view e) noexcept {
@@ -95,16 +143,27 @@ EndpointText decode_endpoint(std::string_view e) {
   if (!looks_like_endpoint(e)) throw malformed("endpoint", e);
   const auto rest = e.substr(kPrefix.size());
   const auto colon = rest.find(':');
-  auto address = base64_decode(rest.substr(colon + 1));
-  if (!address) throw malformed("endpoint", e);
+  const auto framed = base64_decode(rest.substr(colon + 1));
+  if (!framed) throw malformed("endpoint", e);
+  auto address = unframe('E', 0, *framed);
+  if (!address) throw malformed("endpoint (integrity check failed)", e);
   return EndpointText{std::string(rest.substr(0, colon)), std::move(*address)};
 }
 
-std::string encode_descriptor(std::uint64_t address, std::uint64_t bytes, std::span<const std::byte> packed_rkey) {
+std::string encode_descriptor(std::uint64_t address, std::uint64_t bytes, std::span<const std::byte> packed_rkey,
+                              std::span<const std::byte> holder_address) {
   std::array<char, 16> hex{};
   const auto r = std::to_chars(hex.data(), hex.data() + hex.size(), address, 16);
   return std::string(kPrefix) + std::string(hex.data(), r.ptr) + ":" + std::to_string(bytes) + ":" +
-         base64_encode(packed_rkey);
+         base64_encode(frame('K', binding_seed(holder_address), packed_rkey));
+}
+
+std::vector<std::byte> decode_rkey(std::string_view rkey_text, std::span<const std::byte> holder_address) {
+  const auto framed = base64_decode(rkey_text);
+  if (!framed) throw malformed("remote key", rkey_text);
+  auto key = unframe('K', binding_seed(holder_address), *framed);
+  if (!key) throw malformed("remote key (integrity check failed, or not registered by this peer)", rkey_text);
+  return std::move(*key);
 }
 
 DescriptorText decode_descriptor(std::string_view d) {

@@ -70,18 +70,19 @@ std::unique_ptr<Exposure> expose_ranges(const std::shared_ptr<Core>& core, std::
   register_kind(*core, ranges, MemoryKind::kCuda, UCS_MEMORY_TYPE_CUDA, handles, regs);
   std::vector<std::string> descriptors;
   descriptors.reserve(ranges.size());
+  const auto holder = core->worker.address();  // each key is bound to it (codec.hpp)
   for (const auto& r : ranges) {
     const auto begin = address_of(r.base);
     if (r.bytes == 0) {
       // Nothing to register; no read ever needs the key, but the format wants one.
-      descriptors.push_back(encode_descriptor(begin, 0, std::vector<std::byte>{std::byte{0}}));
+      descriptors.push_back(encode_descriptor(begin, 0, std::vector<std::byte>{std::byte{0}}, holder));
       continue;
     }
     const auto it = std::find_if(regs.begin(), regs.end(), [&](const Registration& g) {
       return g.span.begin <= begin && begin + r.bytes <= g.span.end;
     });
     require(it != regs.end(), "ucx: exposed range outside every registration");
-    descriptors.push_back(encode_descriptor(begin, r.bytes, it->rkey));
+    descriptors.push_back(encode_descriptor(begin, r.bytes, it->rkey, holder));
   }
   return std::make_unique<UcxExposure>(core, std::move(handles), std::move(descriptors));
 }

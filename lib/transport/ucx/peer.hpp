@@ -3,10 +3,12 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "endpoint.hpp"
 #include "remote_key.hpp"
@@ -20,7 +22,8 @@ struct Peer {
 
   bool dead() const { return !failure.empty(); }
 
-  std::string name;  // the label in its endpoint, for messages ("host/pid")
+  std::string name;                // the label in its endpoint, for messages ("host/pid")
+  std::vector<std::byte> address;  // its worker address (validated): what its remote keys are bound to
   // Declared before `ep`: keys are destroyed after the endpoint is closed (a forced close first
   // cancels the requests that still use them).
   std::unordered_map<std::string, std::unique_ptr<RemoteKey>> rkeys;  // by packed key (base64url)

@@ -34,6 +34,7 @@ Peer& Reads::peer_for(const std::string& endpoint) {
   if (const auto it = peers_.find(endpoint); it != peers_.end()) return *it->second;
   const EndpointText text = decode_endpoint(endpoint);
   auto peer = std::make_unique<Peer>(text.label);
+  peer->address = text.worker_address;
   peer->ep.emplace(worker_, text.worker_address, peer->name, &on_endpoint_error, peer.get());
   peer->last_progress = Clock::now();
   return *peers_.emplace(endpoint, std::move(peer)).first->second;
@@ -42,9 +43,8 @@ Peer& Reads::peer_for(const std::string& endpoint) {
 const RemoteKey& Reads::rkey_for(Peer& peer, std::string_view packed_text) {
   std::string key(packed_text);
   if (const auto it = peer.rkeys.find(key); it != peer.rkeys.end()) return *it->second;
-  const auto packed = base64_decode(packed_text);
-  if (!packed) throw TransportError("malformed ucx remote key from peer " + peer.name);
-  auto rkey = std::make_unique<RemoteKey>(peer.ep->get(), *packed, peer.name);
+  const auto packed = decode_rkey(packed_text, peer.address);
+  auto rkey = std::make_unique<RemoteKey>(peer.ep->get(), packed, peer.name);
   return *peer.rkeys.emplace(std::move(key), std::move(rkey)).first->second;
 }
 

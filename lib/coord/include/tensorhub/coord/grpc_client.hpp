@@ -11,6 +11,7 @@
 //   NOT_FOUND                             -> NotFoundError
 //   DEADLINE_EXCEEDED                     -> TimeoutError
 //   INTERNAL                              -> ContractViolation
+//   UNAUTHENTICATED, PERMISSION_DENIED    -> UserError
 //   anything else (UNAVAILABLE, ...)      -> TransportError
 // with the message "coordinator <address>: <rpc>: <status message>".
 //
@@ -24,6 +25,7 @@
 #include <memory>
 #include <string>
 
+#include "tensorhub/coord/auth.hpp"
 #include "tensorhub/coord/client.hpp"
 
 namespace tensorhub::coord {
@@ -33,11 +35,13 @@ class GrpcClient final : public Client {
   // `address` is a gRPC target, e.g. "host:port" or "dns:///host:port", or a comma-separated
   // list of them: a primary coordinator and its standbys (`tensorhub serve --standby-of`).
   // Calls go to one address; when it answers UNAVAILABLE (down, or a standby that has not
-  // taken over) the client moves to the next, round and round within the call's deadline. The
-  // channel is
-  // insecure (plain TCP; the control plane is meant for a trusted cluster network) and accepts
-  // messages up to 256 MiB both ways. Connecting is lazy: this never fails for a down server.
-  GrpcClient(std::string address, std::chrono::milliseconds rpc_deadline);
+  // taken over) the client moves to the next, round and round within the call's deadline.
+  // Every call carries `auth.token` ("authorization: Bearer ...") and the session secrets of the
+  // workers registered through this client (README "Security model"); UNAUTHENTICATED and
+  // PERMISSION_DENIED come back as UserError. TLS when `auth.tls_ca_file` is set. Messages up to
+  // 256 MiB both ways. Connecting is lazy: this never fails for a down server.
+  GrpcClient(std::string address, std::chrono::milliseconds rpc_deadline,
+             ClientAuth auth = ClientAuth::from_environment());
   ~GrpcClient() override;
 
   GrpcClient(const GrpcClient&) = delete;

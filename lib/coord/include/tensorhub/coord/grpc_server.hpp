@@ -11,11 +11,16 @@
 //   ContractViolation, anything else    -> INTERNAL
 // with the exception's what() as the message.
 //
-// The synchronous gRPC API is used: WaitFor / WaitDrained occupy a server thread while they
-// wait. The server therefore grows threads on demand (up to GrpcServerOptions::max_threads) so
-// that blocked waiters never starve plain calls; when every thread is taken, new calls fail
-// fast with RESOURCE_EXHAUSTED (a TransportError for the caller) instead of queueing. Waits are
-// run in short slices so that a cancelled call or a shutdown frees its thread promptly.
+// Security (README "Security model"): with GrpcServerOptions::auth.token set, every call must
+// carry "authorization: Bearer <token>" (UNAUTHENTICATED otherwise), and a call naming a worker
+// must carry the session RegisterWorker returned for it (PERMISSION_DENIED otherwise); retain,
+// release and attach_snapshot need the operator token or a session of a publisher of the model.
+// Workers() never returns endpoints. Optional TLS from certificate and key files.
+//
+// Plain calls use the synchronous gRPC API (threads grow on demand up to max_threads; past that
+// RESOURCE_EXHAUSTED). The long polls, WaitFor and WaitDrained, use the callback API: they hold
+// no thread while they wait; one poller thread re-checks them every 2-20 ms, so a flood of
+// waiters (up to 65,536, then RESOURCE_EXHAUSTED) never starves heartbeats.
 // gRPC stays out of this header (pimpl).
 #pragma once
 
@@ -23,6 +28,7 @@
 #include <memory>
 #include <string>
 
+#include "tensorhub/coord/auth.hpp"
 #include "tensorhub/coord/client.hpp"
 
 namespace tensorhub::coord {
@@ -35,12 +41,14 @@ struct GrpcServerOptions {
   // message (a passive standby coordinator; clients then try their next address). Must be
   // thread-safe and quick. Empty = serve everything.
   std::function<std::string()> refuse{};
+  // Tokens and TLS; an empty token = no authentication (unit tests of other layers only).
+  ServerAuth auth{};
 };
 
 class GrpcServer {
  public:
   // `listen_address` is "host:port"; port 0 picks a free port (see port()), e.g. "0.0.0.0:0".
-  // Plain TCP without TLS (trusted cluster network); messages up to 256 MiB both ways.
+  // TLS when options.auth names a certificate and key; messages up to 256 MiB both ways.
   // Throws TransportError when the address cannot be bound (in use, unresolvable, malformed),
   // UserError for an empty address or inconsistent options.
   GrpcServer(Client& backend, std::string listen_address, GrpcServerOptions options = {});

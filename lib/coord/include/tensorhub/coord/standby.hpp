@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "tensorhub/coord/auth.hpp"
 #include "tensorhub/coord/client.hpp"
 #include "tensorhub/core/log.hpp"
 
@@ -27,6 +28,7 @@ struct StandbyOptions {
   std::string primary;                             // host:port of the primary coordinator
   std::chrono::milliseconds probe{200};            // probe interval (and each probe's deadline)
   std::chrono::milliseconds takeover_after{2000};  // primary silent this long -> take over
+  ClientAuth auth{};                               // credentials for the probes (the hub's token)
 };
 
 class StandbyWatch {
