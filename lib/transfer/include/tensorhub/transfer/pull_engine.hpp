@@ -16,6 +16,7 @@
 // without delay.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -39,6 +40,13 @@ class ChunksUnavailable : public NotFoundError {
   using NotFoundError::NotFoundError;
 };
 
+// Reads were still in flight when the engine gave up waiting for them (the pull's deadline): their
+// destination buffers may still be written. Its text keeps the first error's.
+class ReadsAbandoned : public TimeoutError {
+ public:
+  using TimeoutError::TimeoutError;
+};
+
 struct Destination {
   std::uint32_t tensor = 0;  // index into Manifest::tensors
   void* data = nullptr;      // at least manifest.tensors[tensor].spec.bytes()
@@ -52,6 +60,9 @@ struct EngineOptions {
   std::chrono::milliseconds deadline{120000};  // whole pull
   // Called from the pulling thread after chunks complete: (bytes done, bytes wanted). May be empty.
   std::function<void(std::uint64_t, std::uint64_t)> progress;
+  // Set by another thread to stop the pull: run() then throws Cancelled once the reads in flight
+  // have landed (as after any error). May be null.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct SourceStats {
@@ -75,8 +86,9 @@ class PullEngine {
   PullEngine(coord::Client& coordinator, transport::Transport& transport, coord::WorkerId self);
 
   // Throws ChecksumError (names tensor and chunk), ChunksUnavailable (a chunk lost every holder),
-  // TimeoutError (deadline; also any error after which reads had to be abandoned: its text keeps
-  // the first error's), TransportError (a read failed to start, an unusable assignment).
+  // TimeoutError (deadline), ReadsAbandoned (any error after which reads had to be abandoned: its
+  // text keeps the first error's), Cancelled (options.cancel), TransportError (a read failed to start, an unusable
+  // assignment).
   PullStats run(const Manifest& manifest, std::span<const Destination> destinations, const EngineOptions& options);
 
  private:
