@@ -275,9 +275,12 @@ TEST_F(AsyncHubs, AsyncPullsRacingPublishAndUnpublishReadNothingTorn) {
   std::vector<std::size_t> torn_by(readers.size(), 0);
   std::vector<std::size_t> pulls_by(readers.size(), 0);
   std::vector<std::size_t> failed_by(readers.size(), 0);
+  // Outside the threads: a rollout that is done still relays its sets to the other one.
+  std::vector<Buffers> sets_of;
+  for (std::size_t i = 0; i < 2 * readers.size(); ++i) sets_of.emplace_back(2, kBytes);
   for (std::size_t r = 0; r < readers.size(); ++r) {
     rollouts.emplace_back([&, r] {
-      Buffers sets[2] = {Buffers(2, kBytes), Buffers(2, kBytes)};
+      Buffers* sets = &sets_of[2 * r];
       for (int i = 0; !stop.load(); ++i) {
         auto h = readers[r]->pull_async("m", Version::latest(), sets[i % 2].tensors, {});
         try {
@@ -296,6 +299,7 @@ TEST_F(AsyncHubs, AsyncPullsRacingPublishAndUnpublishReadNothingTorn) {
   publisher.join();
   for (auto& t : rollouts) t.join();
   for (std::size_t r = 0; r < readers.size(); ++r) {
+    for (std::size_t i = 0; i < 2; ++i) readers[r]->stop_relaying(sets_of[2 * r + i].tensors);
     torn += torn_by[r];
     pulls += pulls_by[r];
   }
