@@ -187,7 +187,8 @@ int run_demo(const DemoConfig& c, int rank) {
     double stalls = 0;
     for (int r = 0; r < rollouts; ++r) {
       for (std::uint32_t s = 0; s < c.versions; ++s) {
-        const double* f = &all[static_cast<std::size_t>(c.trainers + 1 + r) * mine.size() + s * kFields];
+        const double* f =
+            &all[static_cast<std::size_t>(c.trainers + 1 + r) * mine.size() + static_cast<std::size_t>(s) * kFields];
         pulls += f[0];
         stalls += f[5];
       }
