@@ -122,7 +122,7 @@ TEST_F(AsyncHubs, OverlappingDestinationsAreRejected) {
 
 TEST_F(AsyncHubs, CancelMidTransferLeavesBuffersAloneAndReleasesPins) {
   auto c = std::make_shared<HeldControl>();
-  c->delay_ms = 20;
+  c->delay_ms = 50;  // 64 chunks, 8 in flight: >= 400 ms, cancelled after the first ones land
   auto& pub = add_hub();
   auto& reader = add_held_hub(c);
   Buffers src(4, kBytes);
@@ -137,7 +137,7 @@ TEST_F(AsyncHubs, CancelMidTransferLeavesBuffersAloneAndReleasesPins) {
   EXPECT_LT(h.progress().done, h.progress().total) << "the pull was not in flight";
   for (auto& t : dst.data) std::fill(t.begin(), t.end(), 0xabababababababab);
   EXPECT_EQ(c->pending.load(), 0u) << "a read of the cancelled pull is still in flight";
-  std::this_thread::sleep_for(100ms);  // 5 read delays: a straggler would have landed
+  std::this_thread::sleep_for(250ms);  // 5 read delays: a straggler would have landed
   for (const auto& t : dst.data) {
     EXPECT_TRUE(std::all_of(t.begin(), t.end(), [](std::uint64_t w) { return w == 0xabababababababab; }));
   }
