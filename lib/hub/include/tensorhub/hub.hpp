@@ -100,7 +100,8 @@ struct PullOptions {
   bool relay = true;           // serve the pulled chunks to later readers
   std::optional<Group> group;  // reading group; default: this rank alone
   // Called on the pulling thread as chunks arrive: (bytes done, bytes wanted). May be empty.
-  // (For pull_async that is a hub worker thread: keep it short and thread-safe.)
+  // (For pull_async that is a hub worker thread: keep it short and thread-safe. It must not call
+  // this Hub: it may run with the API mutex held.)
   std::function<void(std::uint64_t done, std::uint64_t total)> progress;
   // Bound on this pull's transfer; TimeoutError when it passes. Empty: HubOptions::pull_deadline.
   std::optional<std::chrono::milliseconds> deadline;
