@@ -27,6 +27,7 @@ Environment:
 
 Examples:
   scripts/demo.sh
+  scripts/demo.sh --prefetch      (rollouts pull_async into a spare buffer set, then swap)
   NP=4 scripts/demo.sh -- --help
   TENSORHUB_MPIRUN_FLAGS="--mca pml ucx" NP=8 scripts/demo.sh
 TXT

@@ -6,7 +6,6 @@
 namespace tensorhub::cli::bench {
 namespace {
 
-constexpr const char* kModel = "policy";
 constexpr std::size_t kRecordFields = 7;
 
 }  // namespace
@@ -40,11 +39,11 @@ nlohmann::json record_json(const PullRecord& r, std::optional<double> sr) {
           {"verified", r.verified == 1}};
 }
 
-LoopRig::LoopRig(const CommonFlags& f, const Model& m) {
+LoopRig::LoopRig(const CommonFlags& f, const Model& m, bool rollout_spare) {
   mpi::check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
   mpi::check(MPI_Comm_size(MPI_COMM_WORLD, &world_), "MPI_Comm_size");
   if (world_ < 2) throw UserError("needs at least 2 ranks (trainer and >= 1 rollout); got " + std::to_string(world_));
-  const int buffers = trainer() ? 2 : 1;
+  const int buffers = trainer() || rollout_spare ? 2 : 1;
   hub_ = Hub::join(MPI_COMM_WORLD, f.hub.to_options(static_cast<std::uint64_t>(buffers) * m.arena_bytes));
   trace_ = f.hub.trace;
   for (int i = 0; i < buffers; ++i) {
@@ -56,10 +55,10 @@ LoopRig::LoopRig(const CommonFlags& f, const Model& m) {
 
 void LoopRig::publish(std::uint64_t v) {
   const std::size_t b = v % arenas_.size();
-  if (published_[b]) hub_->unpublish(kModel, *published_[b]);
+  if (published_[b]) hub_->unpublish(model_, *published_[b]);
   published_[b].reset();
   arenas_[b].fill(v);
-  hub_->publish(kModel, v, arenas_[b].tensors());
+  hub_->publish(model_, v, arenas_[b].tensors());
   published_[b] = v;
 }
 
@@ -74,7 +73,7 @@ PullRecord LoopRig::pull_latest(Clock::time_point t0, PullRecord::Kind kind) {
   PullRecord r;
   const auto start = Clock::now();
   r.at = std::chrono::duration<double>(start - t0).count();
-  const auto latest = hub_->latest(kModel);
+  const auto latest = hub_->latest(model_);
   if (!latest || (held_ && *latest <= *held_)) {
     r.kind = PullRecord::kNothingNew;
     r.version = held_ ? static_cast<double>(*held_) : 0;
@@ -82,7 +81,7 @@ PullRecord LoopRig::pull_latest(Clock::time_point t0, PullRecord::Kind kind) {
     r.seconds = seconds_since(start);
     return r;
   }
-  const auto got = hub_->pull(kModel, Version::exact(*latest), arena().tensors());
+  const auto got = hub_->pull(model_, Version::exact(*latest), arena().tensors());
   r.seconds = seconds_since(start);
   r.kind = kind;
   r.version = static_cast<double>(got.version);
@@ -93,14 +92,58 @@ PullRecord LoopRig::pull_latest(Clock::time_point t0, PullRecord::Kind kind) {
   return r;
 }
 
+void LoopRig::begin_run(const std::string& model) {
+  if (pending_.valid()) pending_.cancel();
+  pending_ = PullHandle();
+  if (trainer()) {
+    for (auto& p : published_) {
+      if (p) hub_->unpublish(model_, *p);
+      p.reset();
+    }
+  } else {
+    for (auto& a : arenas_) hub_->stop_relaying(a.tensors());
+  }
+  held_.reset();
+  current_ = 0;
+  model_ = model;
+}
+
+PullRecord LoopRig::prefetch_step(Clock::time_point t0) {
+  require(arenas_.size() == 2, "prefetch_step without a spare buffer set");
+  PullRecord r;
+  const auto start = Clock::now();
+  r.at = std::chrono::duration<double>(start - t0).count();
+  r.kind = PullRecord::kNothingNew;
+  r.version = held_ ? static_cast<double>(*held_) : 0;
+  r.verified = 1;
+  if (pending_.valid()) {
+    const auto got = pending_.result();  // the wait is the stall; 0 once the spare set is full
+    pending_ = PullHandle();
+    current_ = 1 - current_;
+    held_ = got.version;
+    r.kind = PullRecord::kPull;
+    r.version = static_cast<double>(got.version);
+    r.origin_bytes = static_cast<double>(got.origin_bytes);
+    r.relay_bytes = static_cast<double>(got.relay_bytes);
+    r.verified = arena().matches(got.version) ? 1 : 0;
+  }
+  const auto latest = hub_->latest(model_);
+  if (latest && (!held_ || *latest > *held_)) {
+    pending_ = hub_->pull_async(model_, Version::exact(*latest), arenas_[1 - current_].tensors());
+  }
+  r.seconds = seconds_since(start);
+  return r;
+}
+
 bool LoopRig::wait_newer(std::chrono::milliseconds timeout) {
-  return hub_->wait_for(kModel, held_, timeout).has_value();
+  return hub_->wait_for(model_, held_, timeout).has_value();
 }
 
 void LoopRig::close() {
+  if (pending_.valid()) pending_.cancel();
   if (trainer()) {
     for (auto& p : published_) {
-      if (p) hub_->unpublish(kModel, *p);
+      if (p) hub_->unpublish(model_, *p);
       p.reset();
     }
   }

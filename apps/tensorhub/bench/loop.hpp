@@ -1,10 +1,12 @@
 // The RL-loop pieces `bench stall` and `bench elastic` share: rank 0 is the trainer (and runs the
 // coordinator) and publishes a new version of the model on a schedule; every other rank is a
-// rollout that pulls the latest version into its one buffer and records each pull.
+// rollout that pulls the latest version into its buffer and records each pull, or (prefetch)
+// pulls it asynchronously into a spare buffer set while generating and swaps at a step boundary.
 #pragma once
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "bench/bench_common.hpp"
@@ -30,15 +32,19 @@ nlohmann::json record_json(const PullRecord& r, std::optional<double> sr);
 
 class LoopRig {
  public:
-  // Collective: joins the hub (trainer: two model buffers used in turn; rollouts: one).
-  LoopRig(const CommonFlags& f, const Model& m);
+  // Collective: joins the hub (trainer: two model buffers used in turn; rollouts: one, or two
+  // with `rollout_spare` for prefetching).
+  LoopRig(const CommonFlags& f, const Model& m, bool rollout_spare = false);
   LoopRig(const LoopRig&) = delete;
   LoopRig& operator=(const LoopRig&) = delete;
 
   bool trainer() const { return rank_ == 0; }
   int rank() const { return rank_; }
   int rollouts() const { return world_ - 1; }
-  Arena& arena() { return arenas_.front(); }  // a rollout's buffer; the trainer's first one
+  Arena& arena() { return arenas_[current_]; }  // a rollout's current buffer; the trainer's first one
+  // Starts a new run under model name `model`: the trainer unpublishes what it published, a
+  // rollout stops relaying its buffers and forgets the version it held.
+  void begin_run(const std::string& model);
 
   // Trainer: publishes version v (1, 2, ...) from buffer v % 2, first withdrawing the version that
   // buffer held (unpublish waits for its readers).
@@ -49,6 +55,10 @@ class LoopRig {
   // (kind kNothingNew and no pull otherwise). `t0` is the run's start.
   PullRecord pull_latest(Clock::time_point t0, PullRecord::Kind kind);
   std::optional<std::uint64_t> held() const { return held_; }
+  // Rollout with a spare set, at a step boundary: waits for the pull started at the previous
+  // boundary (the stall) and swaps to it, then starts pulling the latest version, if newer than
+  // the one held, into the spare set (hub.pull_async: it fills while the rollout generates).
+  PullRecord prefetch_step(Clock::time_point t0);
   // Rollout: waits up to `timeout` for a version newer than the one held.
   bool wait_newer(std::chrono::milliseconds timeout);
   // Collective: withdraws the trainer's versions and closes the hub.
@@ -62,6 +72,9 @@ class LoopRig {
   std::vector<Arena> arenas_;
   std::vector<std::optional<std::uint64_t>> published_;  // per trainer buffer
   std::optional<std::uint64_t> held_;
+  std::string model_ = "policy";
+  std::size_t current_ = 0;  // a rollout's buffer in use
+  PullHandle pending_;       // prefetch into the other one
 };
 
 }  // namespace tensorhub::cli::bench

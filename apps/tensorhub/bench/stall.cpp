@@ -1,9 +1,13 @@
 // tensorhub bench stall: an RL loop. The trainer (rank 0) makes a new version every --period s;
 // each rollout (ranks 1..N) "generates" for --generate s (+- --jitter, its own random draw per
 // step) and then wants the newest weights. The stall is the time a rollout is blocked waiting for
-// weights. Two ways to get them, in the same job, with the same generation times:
+// weights. Three ways to get them, in the same job, with the same generation times:
 //   tensorhub  after each generation the rollout pulls the latest version if it is newer than its
 //              own (relayed pulls); if not, it generates again at once with the weights it has
+//   prefetch   two buffer sets: at each step boundary the rollout swaps to the version pulled
+//              (pull_async) into the spare set during the generation, waiting only for what is
+//              left of that pull, and starts pulling the latest, if newer, into the other set;
+//              the set in use keeps relaying its version meanwhile
 //   bcast      every rollout stops at every version and receives it by MPI_Bcast from the trainer
 //              (synchronous weight sync: a version waits for every rollout, every rollout for it)
 // Both start from version 1 already loaded; versions 2..V are timed.
@@ -36,7 +40,7 @@ struct StallConfig {
   double period = 6;
   double generate = 4;
   double jitter = 0.25;
-  std::string modes = "tensorhub,bcast";
+  std::string modes = "tensorhub,bcast,prefetch";
   std::uint64_t seed = 1;
 };
 
@@ -56,6 +60,7 @@ class Generator {
 };
 
 double run_tensorhub(const StallConfig& c, LoopRig& rig, std::vector<PullRecord>& recs) {
+  rig.begin_run("policy-pull");
   if (rig.trainer()) rig.publish(1);
   mpi::sleepy_barrier(MPI_COMM_WORLD);
   if (!rig.trainer()) rig.pull_latest(Clock::now(), PullRecord::kFirst);  // initial load, untimed
@@ -68,6 +73,27 @@ double run_tensorhub(const StallConfig& c, LoopRig& rig, std::vector<PullRecord>
     while (rig.held().value_or(0) < c.sweep.iters) {
       gen.generate();
       recs.push_back(rig.pull_latest(t0, PullRecord::kPull));
+    }
+  }
+  mpi::sleepy_barrier(MPI_COMM_WORLD);
+  return seconds_since(t0);
+}
+
+double run_prefetch(const StallConfig& c, LoopRig& rig, std::vector<PullRecord>& recs) {
+  rig.begin_run("policy-prefetch");
+  if (rig.trainer()) rig.publish(1);
+  mpi::sleepy_barrier(MPI_COMM_WORLD);
+  if (!rig.trainer()) rig.pull_latest(Clock::now(), PullRecord::kFirst);  // initial load, untimed
+  mpi::sleepy_barrier(MPI_COMM_WORLD);
+  const auto t0 = Clock::now();
+  if (rig.trainer()) {
+    rig.publish_on_schedule(t0, c.period, c.sweep.iters);
+  } else {
+    Generator gen(c, rig.rank());
+    rig.prefetch_step(t0);  // starts a pull if a newer version is there already
+    while (rig.held().value_or(0) < c.sweep.iters) {
+      gen.generate();
+      recs.push_back(rig.prefetch_step(t0));
     }
   }
   mpi::sleepy_barrier(MPI_COMM_WORLD);
@@ -144,7 +170,7 @@ nlohmann::json summarize_mode(const std::string& mode, const std::vector<std::ve
                         {"records", recs}});
   }
   const double share = stall_total / (wall * static_cast<double>(all.size() - 1));
-  const bool th = mode == "tensorhub";
+  const bool th = mode != "bcast";
   const auto per_version = th ? nlohmann::json(origin / timed_versions) : nlohmann::json();
   table.add({mode, fmt(mean(per_update), 2), ratio_text(mean(per_update), sr), fmt(worst, 2), fmt(100 * share, 1) + "%",
              fmt(mean(updates), 1), fmt(mean(steps), 1), th ? fmt(origin / timed_versions / 1e6, 1) : "-"});
@@ -164,18 +190,21 @@ nlohmann::json summarize_mode(const std::string& mode, const std::vector<std::ve
 // One size; rank 0 prints the table and appends the JSON to `out`.
 int run_size(const StallConfig& c, const Args& args, std::uint64_t bytes, std::vector<nlohmann::json>& out) {
   const Model m = make_model(c.common, bytes);
-  LoopRig rig(c.common, m);
+  const bool prefetch = c.modes.find("prefetch") != std::string::npos;
+  LoopRig rig(c.common, m, prefetch);
   const auto labels = rank_labels(MPI_COMM_WORLD, {"trainer"});
   const auto sr = sr_seconds(m.bytes, c.common.link_mbit);
   std::vector<std::string> modes;
-  for (const char* mode : {"bcast", "tensorhub"}) {
+  for (const char* mode : {"bcast", "tensorhub", "prefetch"}) {
     if (c.modes.find(mode) != std::string::npos) modes.emplace_back(mode);
   }
   std::vector<std::vector<std::vector<PullRecord>>> all;
   std::vector<double> walls;
   for (const auto& mode : modes) {
     std::vector<PullRecord> recs;
-    walls.push_back(mode == "tensorhub" ? run_tensorhub(c, rig, recs) : run_bcast(c, rig, recs));
+    walls.push_back(mode == "tensorhub"  ? run_tensorhub(c, rig, recs)
+                    : mode == "prefetch" ? run_prefetch(c, rig, recs)
+                                         : run_bcast(c, rig, recs));
     all.push_back(gather_records(recs));
   }
   rig.close();
@@ -229,6 +258,7 @@ int cmd_bench_stall(const Args& args) {
       "weights. Stall = time blocked waiting for weights, per update.\n"
       "  tensorhub  pull the latest version after each generation if newer (else keep generating)\n"
       "  bcast      every rollout stops at every version and receives it by MPI_Bcast\n"
+      "  prefetch   pull the latest into a spare buffer set while generating, swap at the step boundary\n"
       "Emulated hosts: scripts/bench/stall.sh.\n"));
   c.sweep.add_to(desc, {.iters = "versions V per size; W+1..V are timed",
                         .warmup = "warm-up versions W (>= 1: version 1 is the initial load)",
@@ -237,7 +267,8 @@ int cmd_bench_stall(const Args& args) {
   desc.add_options()("period", po::value(&c.period)->default_value(c.period), "seconds between versions (T)")(
       "generate", po::value(&c.generate)->default_value(c.generate), "seconds of generation per step (G)")(
       "jitter", po::value(&c.jitter)->default_value(c.jitter), "generation varies by +- this fraction of G")(
-      "modes", po::value(&c.modes)->default_value(c.modes), "tensorhub,bcast (bcast runs first)")(
+      "modes", po::value(&c.modes)->default_value(c.modes),
+      "tensorhub,bcast,prefetch (run in this order: bcast, tensorhub, prefetch)")(
       "seed", po::value(&c.seed)->default_value(c.seed), "seed of the generation jitter");
   po::variables_map vm;
   if (!parse_options("bench", desc, args, vm)) return 0;
@@ -249,8 +280,9 @@ int cmd_bench_stall(const Args& args) {
   if (!(c.period > 0) || !(c.generate >= 0) || !(c.jitter >= 0 && c.jitter < 1)) {
     throw UserError("--period must be > 0, --generate >= 0, --jitter in [0, 1)");
   }
-  if (c.modes.find("tensorhub") == std::string::npos && c.modes.find("bcast") == std::string::npos) {
-    throw UserError("--modes must name tensorhub and/or bcast");
+  if (c.modes.find("tensorhub") == std::string::npos && c.modes.find("bcast") == std::string::npos &&
+      c.modes.find("prefetch") == std::string::npos) {
+    throw UserError("--modes must name tensorhub, bcast and/or prefetch");
   }
   return run_mpi_command("bench stall", [&](int) { return run_stall(c, args); });
 }

@@ -1,10 +1,14 @@
 // tensorhub demo: one MPI job = coordinator (rank 0) + a trainer group + rollout ranks.
 // The trainer group publishes N versions of a synthetic model (each rank one shard, two
 // buffers used in turn so a version stays untouched while the next is computed); each rollout
-// pulls `latest` every step, verifies it and becomes a relay for the ranks behind it.
+// pulls `latest` every step, verifies it and becomes a relay for the ranks behind it. With
+// --prefetch a rollout keeps two buffer sets: it pulls the new version asynchronously into the
+// spare one (Hub::pull_async) while it "generates" with the one it holds (verifies it), then
+// swaps; the stall is only the wait left after generation.
 #include <mpi.h>
 
 #include <boost/program_options.hpp>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -33,10 +37,12 @@ struct DemoConfig {
   std::string json;
   std::string trace;
   bool verify = true;
+  bool prefetch = false;
 };
 
-// Per rollout and version: seconds, bytes, origin bytes, relay bytes, version read.
-constexpr int kFields = 5;
+// Per rollout and version: seconds, bytes, origin bytes, relay bytes, version read, stall (the
+// wait for the weights after generation: the whole pull without --prefetch).
+constexpr int kFields = 6;
 
 int run_demo(const DemoConfig& c, int rank) {
   int size = 0;
@@ -62,8 +68,10 @@ int run_demo(const DemoConfig& c, int rank) {
   opt.chunk_bytes = parse_bytes(c.chunk);
   opt.max_readers_per_source = c.max_readers;
   opt.trace_path = c.trace;
-  // Registered memory: trainers hold two copies of their shard, rollouts one model.
-  opt.pool_bytes = trainer ? 2 * Arena::bytes_needed(shard) : rollout ? Arena::bytes_needed(specs) : 0;
+  // Registered memory: trainers hold two copies of their shard, rollouts one model (two with
+  // --prefetch).
+  const std::uint64_t rollout_sets = c.prefetch ? 2 : 1;
+  opt.pool_bytes = trainer ? 2 * Arena::bytes_needed(shard) : rollout ? rollout_sets * Arena::bytes_needed(specs) : 0;
   auto hub = Hub::join(MPI_COMM_WORLD, opt);
   mpi::Comm trainers = mpi::Comm::split(MPI_COMM_WORLD, trainer ? 0 : MPI_UNDEFINED, rank);
   if (rank == 0) {
@@ -80,11 +88,12 @@ int run_demo(const DemoConfig& c, int rank) {
     arenas.emplace_back(shard, hub->allocate(Arena::bytes_needed(shard)));
     arenas.emplace_back(shard, hub->allocate(Arena::bytes_needed(shard)));
   }
-  std::optional<Arena> dest;
-  if (rollout) {
-    dest.emplace(specs, hub->allocate(Arena::bytes_needed(specs)));
-    dest->clear();  // fault the pages in before timing
+  std::vector<Arena> sets;  // a rollout's buffer sets: the one in use, then the spare one
+  for (std::uint64_t i = 0; rollout && i < rollout_sets; ++i) {
+    sets.emplace_back(specs, hub->allocate(Arena::bytes_needed(specs)));
+    sets.back().clear();  // fault the pages in before timing
   }
+  std::size_t cur = 0;
 
   std::vector<double> mine(static_cast<std::size_t>(kFields) * c.versions, 0.0);
   std::optional<std::uint64_t> last;
@@ -101,11 +110,26 @@ int run_demo(const DemoConfig& c, int rank) {
       }
       PullOptions po;
       po.verify = c.verify;
-      const auto r = hub->pull("policy", Version::latest(), dest->tensors(), po);
-      if (!dest->matches(r.version))
+      PullResult r;
+      double stall = 0;
+      if (c.prefetch) {
+        const std::size_t next = 1 - cur;
+        auto h = hub->pull_async("policy", Version::latest(), sets[next].tensors(), po);
+        // "Generation" with the weights held (from step 2 on) while the spare set fills.
+        if (last && !sets[cur].matches(*last)) throw ChecksumError("rollout's current weights changed under it");
+        const auto wait_start = std::chrono::steady_clock::now();
+        r = h.result();
+        stall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
+        cur = next;  // swap at the step boundary; the old set keeps relaying until reused
+      } else {
+        r = hub->pull("policy", Version::latest(), sets[cur].tensors(), po);
+        stall = r.seconds;
+      }
+      if (!sets[cur].matches(r.version))
         throw ChecksumError("rollout read a version whose contents do not match its stamp");
       last = r.version;
       double* f = &mine[(step - 1) * kFields];
+      f[5] = stall;
       f[0] = r.seconds;
       f[1] = static_cast<double>(r.bytes);
       f[2] = static_cast<double>(r.origin_bytes);
@@ -151,7 +175,8 @@ int run_demo(const DemoConfig& c, int rank) {
                              {"bytes", f[1]},
                              {"gbps", f[1] / f[0] / 1e9},
                              {"origin_bytes", f[2]},
-                             {"relay_bytes", f[3]}});
+                             {"relay_bytes", f[3]},
+                             {"stall_s", f[5]}});
     }
     row.push_back(format_bytes(static_cast<std::uint64_t>(origin)));
     row.push_back(format_bytes(static_cast<std::uint64_t>(relay)));
@@ -161,6 +186,23 @@ int run_demo(const DemoConfig& c, int rank) {
     table.add(row);
   }
   table.print(stdout);
+  if (c.prefetch) {
+    double pulls = 0;
+    double stalls = 0;
+    for (int r = 0; r < rollouts; ++r) {
+      for (std::uint32_t s = 0; s < c.versions; ++s) {
+        const double* f =
+            &all[static_cast<std::size_t>(c.trainers + 1 + r) * mine.size() + static_cast<std::size_t>(s) * kFields];
+        pulls += f[0];
+        stalls += f[5];
+      }
+    }
+    std::printf(
+        "prefetch: rollouts pulled into a spare buffer set while generating with the one they held; "
+        "waited %s s after generation in all, for %s s of pulls\n",
+        fmt(stalls, 3).c_str(), fmt(pulls, 3).c_str());
+    j["prefetch"] = {{"stall_s", stalls}, {"pull_s", pulls}};
+  }
   std::printf("every pull verified: per-chunk xxHash64 and the version stamp of each tensor\n");
   if (!c.json.empty()) {
     write_json_file(c.json, j);
@@ -183,6 +225,8 @@ int cmd_demo(const Args& args) {
       "chunk", po::value(&c.chunk)->default_value(c.chunk), "transfer chunk size")(
       "max-readers", po::value(&c.max_readers)->default_value(c.max_readers), "concurrent readers per source (K)")(
       "no-verify", po::bool_switch(&no_verify), "skip checksum verification (relays still verify)")(
+      "prefetch", po::bool_switch(&c.prefetch),
+      "rollouts pull_async into a spare buffer set while generating with the held one, then swap")(
       "json", po::value(&c.json), "also write the results as JSON to this file")(
       "trace", po::value(&c.trace),
       "write a Chrome trace-event JSON timeline of every rank to this file (ui.perfetto.dev)");

@@ -140,6 +140,9 @@ void Hub::publish(const std::string& model, std::uint64_t version, std::span<con
   impl_->core().publish(model, version, tensors, group);
 }
 void Hub::unpublish(const std::string& model, std::uint64_t version) { impl_->core().unpublish(model, version); }
+void Hub::unpublish(const std::string& model, std::uint64_t version, std::chrono::milliseconds timeout) {
+  impl_->core().unpublish(model, version, timeout);
+}
 void Hub::retain(const std::string& model, std::uint64_t version) { impl_->core().retain(model, version); }
 void Hub::release(const std::string& model, std::uint64_t version) { impl_->core().release(model, version); }
 void Hub::attach_snapshot(const std::string& path) { impl_->core().attach_snapshot(path); }
@@ -147,6 +150,21 @@ void Hub::attach_snapshot(const std::string& path) { impl_->core().attach_snapsh
 PullResult Hub::pull(const std::string& model, const Version& version, std::span<const Tensor> into,
                      const PullOptions& options) {
   return impl_->core().pull(model, version, into, options);
+}
+
+PullHandle Hub::pull_async(const std::string& model, const Version& version, std::span<const Tensor> into,
+                           const PullOptions& options) {
+  // mpi_rma reads then come from a worker thread while the caller's thread may call MPI too.
+  if (!impl_->core().closed() && impl_->core().transport().name() == "mpi_rma") {
+    int level = MPI_THREAD_SINGLE;
+    mpi::check(MPI_Query_thread(&level), "MPI_Query_thread");
+    if (level < MPI_THREAD_MULTIPLE) {
+      throw UserError(
+          "pull_async over mpi_rma needs MPI initialised with MPI_THREAD_MULTIPLE (use pull(), or "
+          "MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...))");
+    }
+  }
+  return impl_->core().pull_async(model, version, into, options);
 }
 
 std::optional<std::uint64_t> Hub::latest(const std::string& model) { return impl_->core().latest(model); }

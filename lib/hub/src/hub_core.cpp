@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "tensorhub/core/log.hpp"
 #include "tensorhub/core/validate.hpp"
 #include "tensorhub/topo/labels.hpp"
 
@@ -64,7 +65,7 @@ HubCore::HubCore(coord::Client& client, std::unique_ptr<transport::Transport> tr
     : trace_(options.trace_path.empty() ? nullptr
                                         : std::make_unique<TraceRecorder>(rank, "rank " + std::to_string(rank))),
       traced_client_(trace_ ? std::make_unique<TracingClient>(client, *trace_) : nullptr),
-      transport_(std::move(transport)),
+      transport_(std::make_unique<SharedTransport>(std::move(transport))),
       ctx_{traced_client_ ? *traced_client_ : client, *transport_, std::move(options), rank,
            Logger("hub r" + std::to_string(rank))},
       table_(ctx_),
@@ -106,7 +107,8 @@ void HubCore::publish(const std::string& model, std::uint64_t version, std::span
   registered("publish", [&] {
     validate_name("model name", model);
     validate_tensor_names(tensors);
-    group_or_solo(group, "publisher-w", ctx_.id());       // checks the group before anything is sent
+    group_or_solo(group, "publisher-w", ctx_.id());  // checks the group before anything is sent
+    check_not_pulling_locked(ranges_of(tensors), "publish");
     stop_relaying_locked(ranges_of(tensors), "publish");  // a reader republishing what it pulled
     TraceScope span(trace_.get(), "Hub::publish", "hub",
                     {{"model", model}, {"version", static_cast<std::int64_t>(version)}});
@@ -114,7 +116,11 @@ void HubCore::publish(const std::string& model, std::uint64_t version, std::span
   });
 }
 
-void HubCore::unpublish(const std::string& model, std::uint64_t version) {
+void HubCore::unpublish(const std::string& model, std::uint64_t version,
+                        std::optional<std::chrono::milliseconds> timeout) {
+  if (timeout && timeout->count() < 0) throw UserError("unpublish: timeout must not be negative");
+  std::optional<std::chrono::steady_clock::time_point> until;
+  if (timeout) until = std::chrono::steady_clock::now() + *timeout;
   registered("unpublish", [&] {
     validate_name("model name", model);
     if (!table_.has_origin(model, version)) {
@@ -126,7 +132,7 @@ void HubCore::unpublish(const std::string& model, std::uint64_t version) {
     for (const auto& r : table_.all()) {
       if (r.origin && r.model == model && r.version == version) w.tensors = r.tensors;
     }
-    offloader_.withdraw_or_offload(w);
+    offloader_.withdraw_or_offload(w, until);
     table_.remove(model, version, true);  // detaches the memory
   });
 }
@@ -147,17 +153,125 @@ void HubCore::attach_snapshot(const std::string& path) {
   registered("attach_snapshot", [&] { offloader_.attach_snapshot(path); });
 }
 
+std::uint64_t HubCore::reserve_locked(const char* method, const std::string& model, std::span<const Tensor> into,
+                                      const PullOptions& options) {
+  check_open(method);
+  validate_name("model name", model);
+  validate_tensor_names(into);
+  if (into.empty()) throw UserError(std::string(method) + ": no destination tensors");
+  if (options.deadline && options.deadline->count() <= 0) {
+    throw UserError(std::string(method) + ": deadline must be positive");
+  }
+  group_or_solo(options.group, "reader-w", ctx_.id());  // checks the group before anything is sent
+  auto ranges = ranges_of(into);
+  check_not_pulling_locked(ranges, method);
+  pulling_[++next_pull_] = std::move(ranges);
+  return next_pull_;
+}
+
+void HubCore::check_not_pulling_locked(const std::vector<ByteRange>& ranges, const std::string& why,
+                                       std::uint64_t except) const {
+  for (const auto& [id, theirs] : pulling_) {
+    if (id == except) continue;
+    for (const auto& a : theirs) {
+      for (const auto& b : ranges) {
+        if (a.overlaps(b)) {
+          throw UserError(why +
+                          ": buffer overlaps the destination of a pull in flight; wait for it or cancel it first");
+        }
+      }
+    }
+  }
+}
+
+void HubCore::release_locked(std::uint64_t id) {
+  if (pulling_.erase(id) > 0) pulls_done_.notify_all();
+}
+
+PullResult HubCore::run_pull(std::uint64_t id, const std::string& model, const Version& version,
+                             std::span<const Tensor> into, const PullOptions& options,
+                             const std::atomic<bool>* cancel) {
+  const auto ranges = ranges_of(into);
+  TraceScope span(trace_.get(), "Hub::pull", "hub", {{"model", model}});
+  auto job = registered("pull", [&] {
+    // We are about to overwrite these buffers: stop serving whatever we relayed from them.
+    stop_relaying_locked(ranges, "pull");
+    return puller_.prepare(model, version, into, options);
+  });
+  std::exception_ptr error;
+  try {
+    const auto lane = transport_->lane();
+    puller_.transfer(*job, *lane, cancel);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  std::lock_guard lock(api_mu_);
+  release_locked(id);
+  try {
+    return puller_.finish(*job, error);
+  } catch (const Cancelled&) {
+    // The caller may reuse the buffers at once: nobody may read them as this rank's relay.
+    try {
+      stop_relaying_locked(ranges, "cancel");
+    } catch (const std::exception& e) {
+      ctx_.log.warn(std::string("withdrawing a cancelled pull's relay failed: ") + e.what());
+    }
+    throw;
+  }
+}
+
 PullResult HubCore::pull(const std::string& model, const Version& version, std::span<const Tensor> into,
                          const PullOptions& options) {
-  return registered("pull", [&] {
-    validate_name("model name", model);
-    validate_tensor_names(into);
-    group_or_solo(options.group, "reader-w", ctx_.id());  // checks the group before anything is sent
-    // We are about to overwrite these buffers: stop serving whatever we relayed from them.
-    stop_relaying_locked(ranges_of(into), "pull");
-    TraceScope span(trace_.get(), "Hub::pull", "hub", {{"model", model}});
-    return puller_.pull(model, version, into, options);
-  });
+  std::uint64_t id = 0;
+  {
+    std::lock_guard lock(api_mu_);
+    id = reserve_locked("pull", model, into, options);
+  }
+  try {
+    return run_pull(id, model, version, into, options, nullptr);
+  } catch (...) {
+    std::lock_guard lock(api_mu_);
+    release_locked(id);
+    throw;
+  }
+}
+
+PullHandle HubCore::pull_async(const std::string& model, const Version& version, std::span<const Tensor> into,
+                               const PullOptions& options) {
+  auto state = std::make_shared<PullHandle::State>();
+  PullOptions o = options;
+  o.progress = [state, user = options.progress](std::uint64_t done, std::uint64_t total) {
+    state->total = total;
+    state->done = done;
+    if (user) user(done, total);
+  };
+  std::uint64_t id = 0;
+  {
+    std::lock_guard lock(api_mu_);
+    id = reserve_locked("pull_async", model, into, options);
+  }
+  std::vector<Tensor> dests(into.begin(), into.end());
+  try {
+    async_.start(state, [this, state, id, model, version, dests = std::move(dests), o = std::move(o)] {
+      std::optional<PullResult> result;
+      std::exception_ptr error;
+      try {
+        result = run_pull(id, model, version, dests, o, &state->cancel);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      {
+        std::lock_guard lock(api_mu_);
+        release_locked(id);
+      }
+      state->finish(std::move(result), error);
+    });
+  } catch (...) {
+    std::lock_guard lock(api_mu_);
+    release_locked(id);
+    throw;
+  }
+  return PullHandle(state);
 }
 
 std::optional<std::uint64_t> HubCore::latest(const std::string& model) {
@@ -201,6 +315,7 @@ void HubCore::deallocate(void* p) {
     if (it != allocations_.end()) {
       // Whoever reads a relay of this memory would get what the next owner writes into it.
       const auto b = reinterpret_cast<std::uintptr_t>(p);
+      check_not_pulling_locked({ByteRange{b, b + it->second}}, "deallocate");
       stop_relaying_locked({ByteRange{b, b + it->second}}, "deallocate");
     }
     transport_->deallocate(p);  // throws for memory not allocated here
@@ -209,7 +324,10 @@ void HubCore::deallocate(void* p) {
 }
 
 void HubCore::stop_relaying(std::span<const Tensor> tensors) {
-  registered("stop_relaying", [&] { stop_relaying_locked(ranges_of(tensors), "stop_relaying"); });
+  registered("stop_relaying", [&] {
+    check_not_pulling_locked(ranges_of(tensors), "stop_relaying");
+    stop_relaying_locked(ranges_of(tensors), "stop_relaying");
+  });
 }
 
 void HubCore::close() {
@@ -222,6 +340,11 @@ std::exception_ptr HubCore::leave() {
   {
     std::lock_guard lock(api_mu_);
     if (closed_.exchange(true)) return nullptr;  // from now on the heartbeat thread rebuilds nothing
+  }
+  async_.cancel_all();  // their last phase takes api_mu_: not held here
+  {
+    std::unique_lock lock(api_mu_);
+    pulls_done_.wait(lock, [&] { return pulling_.empty(); });  // pull() on other threads
   }
   registration_->stop_heartbeat();  // no rebuild may race the teardown
   std::lock_guard lock(api_mu_);
@@ -279,6 +402,7 @@ void HubCore::abandon() noexcept {
     std::lock_guard lock(api_mu_);
     closed_ = true;
   }
+  async_.cancel_all();
   if (registration_) registration_->stop_heartbeat();
   std::lock_guard lock(api_mu_);
   table_.all().clear();

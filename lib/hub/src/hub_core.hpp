@@ -3,12 +3,22 @@
 // process over the `local` transport and an in-process coordinator.
 //
 // Built from a control-plane client, a data-plane transport, the rank and the options (as
-// given: the environment is read by whoever builds it). One user thread at a time calls it; the
-// heartbeat thread's rebuilds are serialised with those calls by the API mutex. After close()
-// or abandon() every call throws HubClosed.
+// given: the environment is read by whoever builds it).
+//
+// Threads and locks (hub.hpp "Threads"): any number of user threads, the heartbeat thread and
+// one worker thread per asynchronous pull (AsyncPulls) call it.
+//  * api_mu_ guards the ReferenceTable, the allocations and pulling_ (the destinations of pulls
+//    in flight). Every call takes it, except the transfer phase of a pull (Puller::transfer),
+//    which uses only the coordinator client (thread-safe) and a transport lane of its own.
+//  * The transport is a SharedTransport: its own mutex, always taken after api_mu_ if both.
+//  * The heartbeat thread's rebuilds only try_lock api_mu_.
+//  * close()/abandon() first mark the hub closed, cancel and join the asynchronous pulls
+//    (without api_mu_: their last phase takes it), wait for the other pulls in flight, then
+//    tear down. After close() or abandon() every call throws HubClosed.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <exception>
 #include <map>
 #include <memory>
@@ -18,12 +28,14 @@
 #include <string>
 #include <vector>
 
+#include "async_pull.hpp"
 #include "hub_context.hpp"
 #include "offloader.hpp"
 #include "publisher.hpp"
 #include "puller.hpp"
 #include "reference_table.hpp"
 #include "registration.hpp"
+#include "shared_transport.hpp"
 #include "tracing_client.hpp"
 
 namespace tensorhub {
@@ -40,12 +52,16 @@ class HubCore {
   // The Hub calls of the same names (hub.hpp documents them).
   void publish(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
                const std::optional<Group>& group);
-  void unpublish(const std::string& model, std::uint64_t version);
+  // `timeout` bounds the wait for readers (TimeoutError, reference withdrawn but kept).
+  void unpublish(const std::string& model, std::uint64_t version,
+                 std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   void retain(const std::string& model, std::uint64_t version);
   void release(const std::string& model, std::uint64_t version);
   void attach_snapshot(const std::string& path);
   PullResult pull(const std::string& model, const Version& version, std::span<const Tensor> into,
                   const PullOptions& options);
+  PullHandle pull_async(const std::string& model, const Version& version, std::span<const Tensor> into,
+                        const PullOptions& options);
   std::optional<std::uint64_t> latest(const std::string& model);
   std::optional<std::uint64_t> wait_for(const std::string& model, std::optional<std::uint64_t> newer_than,
                                         std::chrono::milliseconds timeout);
@@ -91,6 +107,20 @@ class HubCore {
   }
   // HubClosed("hub is closed: <method> called after Hub::close()") once closed.
   void check_open(const char* method) const;
+  // Checks a pull's arguments and reserves its destinations (UserError if they overlap a pull
+  // in flight); returns the reservation's id. Expects the API mutex held.
+  std::uint64_t reserve_locked(const char* method, const std::string& model, std::span<const Tensor> into,
+                               const PullOptions& options);
+  // UserError naming `why` if `ranges` overlap the destinations of a pull in flight (other than
+  // reservation `except`). Expects the API mutex held.
+  void check_not_pulling_locked(const std::vector<ByteRange>& ranges, const std::string& why,
+                                std::uint64_t except = 0) const;
+  // Ends reservation `id` (no-op if gone). Expects the API mutex held.
+  void release_locked(std::uint64_t id);
+  // A reserved pull's three phases (puller.hpp), taking the API mutex for the first and last;
+  // a cancelled pull's announced buffers are withdrawn before Cancelled is rethrown.
+  PullResult run_pull(std::uint64_t id, const std::string& model, const Version& version, std::span<const Tensor> into,
+                      const PullOptions& options, const std::atomic<bool>* cancel);
   // From the heartbeat thread: a rebuild if the API mutex is free; false if it was busy.
   bool try_rebuild();
   // Stops relaying (withdraws, offloading if needed) every relay overlapping `ranges`; UserError
@@ -102,16 +132,20 @@ class HubCore {
 
   std::unique_ptr<TraceRecorder> trace_;          // null unless HubOptions::trace_path is set
   std::unique_ptr<TracingClient> traced_client_;  // wraps `client` while tracing
-  std::unique_ptr<transport::Transport> transport_;
+  std::unique_ptr<SharedTransport> transport_;
   HubContext ctx_;
   ReferenceTable table_;
   Puller puller_;
   Publisher publisher_;
   Offloader offloader_;
   std::mutex api_mu_;
-  std::map<void*, std::uint64_t> allocations_;  // allocate()d here and not deallocated yet
+  std::map<void*, std::uint64_t> allocations_;               // allocate()d here and not deallocated yet
+  std::map<std::uint64_t, std::vector<ByteRange>> pulling_;  // destinations of pulls in flight
+  std::uint64_t next_pull_ = 0;
+  std::condition_variable pulls_done_;  // pulling_ shrank (with api_mu_)
   std::atomic<bool> closed_{false};
-  std::unique_ptr<Registration> registration_;  // last: its heartbeat stops before the rest goes
+  std::unique_ptr<Registration> registration_;  // its heartbeat stops before the rest goes
+  AsyncPulls async_;                            // last: its workers are joined first
 };
 
 }  // namespace tensorhub

@@ -38,7 +38,7 @@ fs::path snapshot_path(const std::string& dir, const std::string& model, std::ui
 
 }  // namespace
 
-void Offloader::withdraw_or_offload(const Withdrawal& ref) {
+void Offloader::withdraw_or_offload(const Withdrawal& ref, std::optional<Clock::time_point> until) {
   const auto what = vname(ref.model, ref.version);
   // Bound on waiting for another rank's offload: its pull, then its write.
   const auto patience = 2 * ctx_.options.pull_deadline;
@@ -47,7 +47,7 @@ void Offloader::withdraw_or_offload(const Withdrawal& ref) {
   auto pause = std::chrono::milliseconds(5);
   for (;;) {
     try {
-      table_.withdraw(ref.model, ref.version);
+      table_.withdraw(ref.model, ref.version, until);
       return;
     } catch (const OffloadRequired& e) {
       if (ctx_.options.snapshot_dir.empty()) {

@@ -5,6 +5,8 @@
 // (design: tensorhub/coord/coordinator.hpp). Also attaches an existing file (recover).
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -21,7 +23,9 @@ class Offloader {
   // table.withdraw(w), offloading the version to a snapshot first when the coordinator requires
   // it (OffloadRequired): takes part in the offload lease protocol. The caller removes the
   // references once this returns.
-  void withdraw_or_offload(const Withdrawal& w);
+  // `until` bounds the wait for readers (ReferenceTable::withdraw).
+  void withdraw_or_offload(const Withdrawal& w,
+                           std::optional<std::chrono::steady_clock::time_point> until = std::nullopt);
   // Hub::attach_snapshot.
   void attach_snapshot(const std::string& path);
 

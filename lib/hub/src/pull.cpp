@@ -1,6 +1,7 @@
 // Puller: resolve one version for the reading group, check the destinations against its
 // manifest, copy what this rank holds itself, offer the rest as relay sources, run the chunk
-// engine, report done.
+// engine, report done. Three phases (puller.hpp): prepare and finish under the API mutex,
+// transfer without it.
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -10,7 +11,6 @@
 #include "puller.hpp"
 #include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/validate.hpp"
-#include "tensorhub/transfer/pull_engine.hpp"
 
 namespace tensorhub {
 namespace {
@@ -18,25 +18,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-// Releases the reading group's pin on the resolved version whatever happens.
-class FinishGuard {
- public:
-  FinishGuard(coord::Client& c, coord::FinishRequest r) : client_(c), request_(std::move(r)) {}
-  ~FinishGuard() {
-    try {
-      client_.finish(request_);
-    } catch (const std::exception& e) {
-      Logger("hub").warn(std::string("finish after pull failed: ") + e.what());
-    }
-  }
-  FinishGuard(const FinishGuard&) = delete;
-  FinishGuard& operator=(const FinishGuard&) = delete;
-
- private:
-  coord::Client& client_;
-  coord::FinishRequest request_;
-};
 
 // One destination per tensor of `into`, in the same order.
 std::vector<transfer::Destination> match_destinations(const Manifest& m, std::span<const Tensor> into) {
@@ -83,6 +64,14 @@ std::uint64_t copy_own(const Manifest& m, const transfer::Destination& d, const 
 
 }  // namespace
 
+FinishGuard::~FinishGuard() {
+  try {
+    client_.finish(request_);
+  } catch (const std::exception& e) {
+    Logger("hub").warn(std::string("finish after pull failed: ") + e.what());
+  }
+}
+
 coord::Group group_or_solo(const std::optional<Group>& g, const char* prefix, coord::WorkerId self) {
   if (!g) return coord::Group{std::string(prefix) + std::to_string(self), 1, 0};
   validate_name("group name", g->name);
@@ -90,46 +79,44 @@ coord::Group group_or_solo(const std::optional<Group>& g, const char* prefix, co
   return coord::Group{g->name, g->size, g->rank};
 }
 
-PullResult Puller::pull(const std::string& model, const Version& version, std::span<const Tensor> into,
-                        const PullOptions& options) {
+std::unique_ptr<PullJob> Puller::prepare(const std::string& model, const Version& version, std::span<const Tensor> into,
+                                         const PullOptions& options) {
   if (into.empty()) throw UserError("pull: no destination tensors");
+  if (options.deadline && options.deadline->count() <= 0) throw UserError("pull: deadline must be positive");
   const auto self = ctx_.id();
   const auto g = group_or_solo(options.group, "reader-w", self);
+  auto job = std::make_unique<PullJob>();
+  job->model = model;
+  job->options = options;
   // The coordinator numbers the group's pulls (seq 0 asks it to); finish names the pull it said.
   const auto resolve_start = Clock::now();
-  const auto reply = ctx_.client.resolve(coord::ResolveRequest{self, model, version.value(), g, 0});
-  const Manifest& m = reply.manifest;
-  FinishGuard finish(ctx_.client, coord::FinishRequest{self, model, m.version, g, reply.seq});
+  job->reply = ctx_.client.resolve(coord::ResolveRequest{self, model, version.value(), g, 0});
+  const Manifest& m = job->reply.manifest;
+  job->finish =
+      std::make_unique<FinishGuard>(ctx_.client, coord::FinishRequest{self, model, m.version, g, job->reply.seq});
   const auto dests = match_destinations(m, into);
-  const auto start = Clock::now();
+  job->start = Clock::now();
+  job->result.resolve_seconds = std::chrono::duration<double>(job->start - resolve_start).count();
 
   // Tensors this rank already holds (it published them, or relays them from an earlier pull
   // into other buffers): a local copy; the coordinator never assigns a reader its own chunks.
-  PullResult result;
+  PullResult& result = job->result;
   result.version = m.version;
-  result.resolve_seconds = std::chrono::duration<double>(start - resolve_start).count();
-  std::vector<Tensor> rest;
-  std::vector<transfer::Destination> rest_dests;
   for (std::size_t i = 0; i < into.size(); ++i) {
     if (const Tensor* own = table_.held_tensor(m, into[i].spec.name)) {
       result.local_bytes += copy_own(m, dests[i], *own, options.verify);
     } else {
-      rest.push_back(into[i]);
-      rest_dests.push_back(dests[i]);
+      job->rest.push_back(into[i]);
+      job->rest_dests.push_back(dests[i]);
     }
   }
-  if (rest.empty()) {
-    result.bytes = result.local_bytes;
-    if (options.progress) options.progress(result.bytes, result.bytes);
-    result.seconds = seconds_since(start);
-    return result;
-  }
+  if (job->rest.empty()) return job;
 
   // A publisher of this version cannot also be its relay holder: it serves its shard, not the
   // tensors it pulls. Otherwise offer only the new buffers (the coordinator merges them into
   // an earlier offer of this version).
-  const bool relay = options.relay && !table_.has_origin(model, m.version);
-  if (const auto partial = relay ? table_.relays_naming(model, m.version, rest) : std::nullopt) {
+  job->relay = options.relay && !table_.has_origin(model, m.version);
+  if (const auto partial = job->relay ? table_.relays_naming(model, m.version, job->rest) : std::nullopt) {
     try {
       withdraw_(*partial);
     } catch (const NotFoundError&) {
@@ -137,103 +124,131 @@ PullResult Puller::pull(const std::string& model, const Version& version, std::s
     }
     table_.remove(model, m.version, false);
   }
-  Reference ref;
-  std::vector<std::string> regions;
-  if (relay) {
+  if (job->relay) {
     std::vector<transport::MemoryRange> mem;
-    for (std::size_t i = 0; i < rest.size(); ++i) {
-      mem.push_back(transport::MemoryRange{rest[i].data, m.tensors[rest_dests[i].tensor].spec.bytes(), rest[i].memory});
+    for (std::size_t i = 0; i < job->rest.size(); ++i) {
+      mem.push_back(transport::MemoryRange{job->rest[i].data, m.tensors[job->rest_dests[i].tensor].spec.bytes(),
+                                           job->rest[i].memory});
     }
-    ref = Reference{model, m.version, ctx_.transport.expose(mem), ranges_of(rest), false, rest};
-    regions.resize(m.tensors.size());
-    for (std::size_t i = 0; i < rest_dests.size(); ++i) regions[rest_dests[i].tensor] = ref.exposure->descriptors()[i];
-    ctx_.client.offer_relay(coord::RelayOffer{self, model, m.version, regions});
-    ref.relay_regions = regions;
+    job->ref = Reference{model, m.version, ctx_.transport.expose(mem), ranges_of(job->rest), false, job->rest};
+    job->regions.resize(m.tensors.size());
+    for (std::size_t i = 0; i < job->rest_dests.size(); ++i) {
+      job->regions[job->rest_dests[i].tensor] = job->ref.exposure->descriptors()[i];
+    }
+    ctx_.client.offer_relay(coord::RelayOffer{self, model, m.version, job->regions});
+    job->ref.relay_regions = job->regions;
   }
   // Every chunk of the engine's destinations: what this reader relays once the pull is done.
-  std::vector<std::uint32_t> all_chunks;
-  for (const auto& d : rest_dests) {
+  for (const auto& d : job->rest_dests) {
     const auto& e = m.tensors[d.tensor];
-    for (std::uint32_t c = 0; c < e.num_chunks; ++c) all_chunks.push_back(e.first_chunk + c);
+    for (std::uint32_t c = 0; c < e.num_chunks; ++c) job->all_chunks.push_back(e.first_chunk + c);
   }
 
-  transfer::EngineOptions eo;
+  auto& eo = job->eo;
   eo.verify = options.verify;
-  eo.relay = relay;
+  eo.relay = job->relay;
   eo.inflight = ctx_.options.inflight;
-  eo.deadline = ctx_.options.pull_deadline;
+  eo.deadline = options.deadline.value_or(ctx_.options.pull_deadline);
   eo.trace = ctx_.trace;
-  const auto local = result.local_bytes;
-  if (options.progress) {
-    eo.progress = [&options, local](std::uint64_t done, std::uint64_t total) {
-      options.progress(local + done, local + total);
+  if (job->options.progress) {
+    const auto local = result.local_bytes;
+    eo.progress = [p = job->options.progress, local](std::uint64_t done, std::uint64_t total) {
+      p(local + done, local + total);
     };
   }
-  transfer::PullEngine engine(ctx_.client, ctx_.transport, self);
-  transfer::PullStats stats;
-  std::optional<std::string> unavailable;  // some chunk has no live holder
-  try {
-    stats = engine.run(m, rest_dests, eo);
-  } catch (const transfer::ChunksUnavailable& e) {
-    if (reply.snapshot.empty()) {
-      if (relay) table_.add(std::move(ref));
-      throw;
-    }
-    unavailable = e.what();
-  } catch (const transfer::ChunksCorrupt& e) {  // every live holder of a chunk served bad bytes
-    if (reply.snapshot.empty()) {
-      if (relay) table_.add(std::move(ref));
-      throw;
-    }
-    unavailable = e.what();
-  } catch (...) {
-    // Chunks already verified stay valid; keep serving them until the buffers are reused.
-    if (relay) table_.add(std::move(ref));
-    throw;
-  }
-  if (!unavailable) {
-    if (relay) {
-      ref.held = all_chunks;
-      table_.add(std::move(ref));
-    }
-    result.bytes = stats.bytes + local;
-    result.seconds = seconds_since(start);
-    result.origin_bytes = stats.origin_bytes;
-    result.relay_bytes = stats.relay_bytes;
-    result.failed_reads = stats.failed_reads;
-    result.transfer_seconds = stats.seconds;
-    result.no_source_seconds = stats.no_source_seconds;
-    result.verify_seconds = stats.verify_seconds;
+  return job;
+}
+
+void Puller::transfer(PullJob& job, transport::Transport& lane, const std::atomic<bool>* cancel) {
+  if (job.rest.empty()) return;
+  job.eo.cancel = cancel;
+  transfer::PullEngine engine(ctx_.client, lane, ctx_.id());
+  job.stats = engine.run(job.reply.manifest, job.rest_dests, job.eo);
+}
+
+PullResult Puller::finish(PullJob& job, std::exception_ptr error) {
+  PullResult& result = job.result;
+  if (job.rest.empty()) {
+    result.bytes = result.local_bytes;
+    if (job.options.progress) job.options.progress(result.bytes, result.bytes);
+    result.seconds = seconds_since(job.start);
     return result;
   }
+  if (error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const transfer::ChunksUnavailable& e) {
+      if (!job.reply.snapshot.empty()) return from_snapshot(job, e.what());
+      if (job.relay) table_.add(std::move(job.ref));
+      throw;
+    } catch (const transfer::ChunksCorrupt& e) {  // every live holder of a chunk served bad bytes
+      if (!job.reply.snapshot.empty()) return from_snapshot(job, e.what());
+      if (job.relay) table_.add(std::move(job.ref));
+      throw;
+    } catch (...) {
+      // Chunks already verified stay valid; keep serving them until the buffers are reused.
+      if (job.relay) table_.add(std::move(job.ref));
+      throw;
+    }
+  }
+  if (job.relay) {
+    job.ref.held = job.all_chunks;
+    table_.add(std::move(job.ref));
+  }
+  result.bytes = job.stats.bytes + result.local_bytes;
+  result.seconds = seconds_since(job.start);
+  result.origin_bytes = job.stats.origin_bytes;
+  result.relay_bytes = job.stats.relay_bytes;
+  result.failed_reads = job.stats.failed_reads;
+  result.transfer_seconds = job.stats.seconds;
+  result.no_source_seconds = job.stats.no_source_seconds;
+  result.verify_seconds = job.stats.verify_seconds;
+  return result;
+}
 
+PullResult Puller::from_snapshot(PullJob& job, const std::string& why) {
   // Read from the version's snapshot file. The buffers are about to be overwritten: stop
   // serving what the engine may have announced from them first, offer them again once full.
   // (Withdrawing the holder withdraws every relay of this version this rank serves.)
-  if (relay) {
+  const Manifest& m = job.reply.manifest;
+  const auto& model = job.model;
+  PullResult& result = job.result;
+  if (job.relay) {
     try {
       table_.withdraw(model, m.version);
     } catch (const NotFoundError&) {
       // forgotten already
     } catch (...) {
-      table_.add(std::move(ref));
+      table_.add(std::move(job.ref));
       throw;
     }
     table_.remove(model, m.version, false);
   }
-  const auto progress = eo.progress;
-  result.file_bytes = read_snapshot(reply.snapshot, m, rest, options.verify || relay, *unavailable, progress);
-  result.bytes = result.file_bytes + local;
-  if (relay) {
-    ctx_.client.offer_relay(coord::RelayOffer{self, model, m.version, regions});
-    ref.held = all_chunks;
-    table_.add(std::move(ref));
-    ctx_.client.complete(coord::CompleteRequest{self, model, m.version, {}, all_chunks});
+  result.file_bytes =
+      read_snapshot(job.reply.snapshot, m, job.rest, job.options.verify || job.relay, why, job.eo.progress);
+  result.bytes = result.file_bytes + result.local_bytes;
+  if (job.relay) {
+    ctx_.client.offer_relay(coord::RelayOffer{ctx_.id(), model, m.version, job.regions});
+    job.ref.held = job.all_chunks;
+    table_.add(std::move(job.ref));
+    ctx_.client.complete(coord::CompleteRequest{ctx_.id(), model, m.version, {}, job.all_chunks});
   }
-  result.seconds = seconds_since(start);
-  ctx_.log.info("read " + vname(model, m.version) + " from snapshot " + reply.snapshot + " (" +
+  result.seconds = seconds_since(job.start);
+  ctx_.log.info("read " + vname(model, m.version) + " from snapshot " + job.reply.snapshot + " (" +
                 std::to_string(result.file_bytes) + " bytes): no live holder for some chunks");
   return result;
+}
+
+PullResult Puller::pull(const std::string& model, const Version& version, std::span<const Tensor> into,
+                        const PullOptions& options) {
+  auto job = prepare(model, version, into, options);
+  std::exception_ptr error;
+  try {
+    transfer(*job, ctx_.transport, nullptr);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  return finish(*job, error);
 }
 
 Manifest Puller::manifest(const std::string& model, const Version& version) {

@@ -1,19 +1,61 @@
 // One rank's pulls (private header): resolve one version for the reading group, check the
 // destinations against its manifest, copy what this rank itself holds from its own memory,
 // offer the rest as relay sources, run the chunk engine over the rest, report done.
+//
+// A pull runs in three phases so that the long one holds no lock: prepare() and finish() touch
+// the ReferenceTable and run with the hub's API mutex held; transfer() (the chunk engine) uses
+// only the coordinator client and a transport lane of its own, on the caller's thread (pull) or
+// a hub worker thread (pull_async), with the API mutex free.
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <exception>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "hub_context.hpp"
 #include "reference_table.hpp"
 #include "tensorhub/hub.hpp"
+#include "tensorhub/transfer/pull_engine.hpp"
 
 namespace tensorhub {
+
+// Releases the reading group's pin on the resolved version whatever happens.
+class FinishGuard {
+ public:
+  FinishGuard(coord::Client& c, coord::FinishRequest r) : client_(c), request_(std::move(r)) {}
+  ~FinishGuard();
+  FinishGuard(const FinishGuard&) = delete;
+  FinishGuard& operator=(const FinishGuard&) = delete;
+
+ private:
+  coord::Client& client_;
+  coord::FinishRequest request_;
+};
+
+// One pull between its phases.
+struct PullJob {
+  std::string model;
+  PullOptions options;
+  coord::ResolveReply reply;
+  std::unique_ptr<FinishGuard> finish;  // the group's pin, released when the job goes
+  std::chrono::steady_clock::time_point start;
+  PullResult result;
+  std::vector<Tensor> rest;  // what the engine reads (not held by this rank)
+  std::vector<transfer::Destination> rest_dests;
+  bool relay = false;
+  Reference ref;  // the relay reference of `rest`, added to the table by finish()
+  std::vector<std::string> regions;
+  std::vector<std::uint32_t> all_chunks;
+  transfer::EngineOptions eo;
+  transfer::PullStats stats;
+};
 
 class Puller {
  public:
@@ -24,17 +66,31 @@ class Puller {
   Puller(HubContext& ctx, ReferenceTable& table, Withdraw withdraw)
       : ctx_(ctx), table_(table), withdraw_(std::move(withdraw)) {}
 
-  // Hub::pull. The caller has validated the names and stopped relaying whatever overlaps `into`.
+  // Hub::pull, phase 1 (API mutex held). The caller has validated the names and stopped relaying
+  // whatever overlaps `into`. Resolves, copies this rank's own tensors, offers the relay.
+  std::unique_ptr<PullJob> prepare(const std::string& model, const Version& version, std::span<const Tensor> into,
+                                   const PullOptions& options);
+  // Phase 2 (no lock): the chunk engine over the job's remaining tensors through `lane`; stops
+  // with Cancelled when `cancel` is set. Throws what the engine throws.
+  void transfer(PullJob& job, transport::Transport& lane, const std::atomic<bool>* cancel);
+  // Phase 3 (API mutex held): records the relay reference; after a failed transfer (`error`)
+  // falls back to the snapshot file when some chunk had no live holder, else rethrows `error`
+  // (the chunks verified so far stay relayed until the buffers are reused).
+  PullResult finish(PullJob& job, std::exception_ptr error);
+  // All three phases on the caller's thread through ctx.transport's default lane (the
+  // offloader's pulls, API mutex held throughout).
   PullResult pull(const std::string& model, const Version& version, std::span<const Tensor> into,
                   const PullOptions& options);
   // Hub::manifest: resolves as a reading group of its own and finishes at once.
   Manifest manifest(const std::string& model, const Version& version);
 
  private:
+  PullResult from_snapshot(PullJob& job, const std::string& why);
+
   HubContext& ctx_;
   ReferenceTable& table_;
   Withdraw withdraw_;
-  std::uint64_t manifest_calls_ = 0;
+  std::atomic<std::uint64_t> manifest_calls_{0};
 };
 
 // The reading group of a pull or publish: `g`, or this worker alone (`<prefix><worker id>`).

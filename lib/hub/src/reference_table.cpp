@@ -122,16 +122,29 @@ std::vector<Reference> ReferenceTable::take(const std::string& model, std::uint6
   return out;
 }
 
-void ReferenceTable::withdraw(const std::string& model, std::uint64_t version) {
+void ReferenceTable::withdraw(const std::string& model, std::uint64_t version,
+                              std::optional<std::chrono::steady_clock::time_point> until) {
+  using Clock = std::chrono::steady_clock;
   const auto self = ctx_.id();
+  const auto start = Clock::now();
   auto pins = ctx_.client.unpublish(self, model, version);
-  auto next_warning = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto next_warning = start + std::chrono::seconds(10);
   // At least one wait_drained: it is what makes the coordinator forget the reference.
   for (bool first = true; first || pins > 0; first = false) {
-    const auto slice =
-        std::min<std::chrono::milliseconds>(ctx_.options.rpc_deadline / 2, std::chrono::milliseconds(1000));
+    auto slice = std::min<std::chrono::milliseconds>(ctx_.options.rpc_deadline / 2, std::chrono::milliseconds(1000));
+    if (until) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(*until - Clock::now());
+      if (!first && left.count() <= 0) {
+        throw TimeoutError(
+            "unpublish of " + vname(model, version) + ": " + std::to_string(pins) + " read(s) still in flight after " +
+            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()) +
+            " ms; the reference is withdrawn (no new reads) but its memory is still read: keep it "
+            "unchanged and unpublish again to wait for the rest");
+      }
+      slice = std::clamp(left, std::chrono::milliseconds(0), slice);
+    }
     pins = ctx_.client.wait_drained(self, model, version, slice);
-    if (pins > 0 && std::chrono::steady_clock::now() > next_warning) {
+    if (pins > 0 && Clock::now() > next_warning) {
       ctx_.log.warn("unpublish of " + vname(model, version) + " still waits for " + std::to_string(pins) + " reads");
       next_warning += std::chrono::seconds(10);
     }

@@ -7,6 +7,7 @@
 // withdraws both: every lookup that removes a relay removes all relays of its version.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -87,7 +88,10 @@ class ReferenceTable {
 
   // Withdraws this worker's holder of (model, version) at the coordinator and waits until no
   // read of it is in flight (throws OffloadRequired, changing nothing, per Client::unpublish).
-  void withdraw(const std::string& model, std::uint64_t version);
+  // With `until`: TimeoutError once it passes with reads still in flight (the holder stays
+  // withdrawn at the coordinator; withdrawing again waits again).
+  void withdraw(const std::string& model, std::uint64_t version,
+                std::optional<std::chrono::steady_clock::time_point> until = std::nullopt);
 
  private:
   HubContext& ctx_;

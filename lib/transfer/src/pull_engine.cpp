@@ -74,6 +74,10 @@ class PullRun {
     const auto deadline = deadline_;
     try {
       while (remaining_ > 0) {
+        if (o_.cancel != nullptr && o_.cancel->load()) {
+          throw Cancelled("pull of '" + m_.model + "' v" + std::to_string(m_.version) + " cancelled (" +
+                          std::to_string(remaining_) + " chunks left)");
+        }
         bool progressed = acquire_more();
         progressed |= reap();
         // Chunks this reader now holds are announced at once (one complete() per reap), so the
@@ -98,7 +102,7 @@ class PullRun {
       if (!abandoned.empty()) {
         // The caller must not reuse the buffers (nor fall back to a snapshot into them): say so
         // in a TimeoutError that keeps the original error's text.
-        throw TimeoutError(current_error_text() + "; then " + describe_abandoned(abandoned));
+        throw ReadsAbandoned(current_error_text() + "; then " + describe_abandoned(abandoned));
       }
       throw;
     }

@@ -5,6 +5,12 @@
 // pull() reads a version directly from whichever processes hold it (publishers, or readers that
 // pulled it before and relay it), chunk by chunk, verified by xxHash64.
 //
+// Threads: every call may be made from any thread, concurrently. One API mutex guards this
+// rank's references; a pull holds it only to resolve, check and offer its buffers and to record
+// the result, never during the transfer, so pulls (pull, pull_async) run in parallel with each
+// other and with every other call. unpublish, deallocate, stop_relaying and close hold it while
+// they wait for readers; close() cancels the asynchronous pulls and waits for the others first.
+//
 // Contracts:
 //  * Versions are immutable. Memory passed to publish() must not change until unpublish()
 //    returns; unpublish() blocks until every read of that memory has finished.
@@ -103,7 +109,11 @@ struct PullOptions {
   bool relay = true;           // serve the pulled chunks to later readers
   std::optional<Group> group;  // reading group; default: this rank alone
   // Called on the pulling thread as chunks arrive: (bytes done, bytes wanted). May be empty.
+  // (For pull_async that is a hub worker thread: keep it short and thread-safe. It must not call
+  // this Hub: it may run with the API mutex held.)
   std::function<void(std::uint64_t done, std::uint64_t total)> progress;
+  // Bound on this pull's transfer; TimeoutError when it passes. Empty: HubOptions::pull_deadline.
+  std::optional<std::chrono::milliseconds> deadline;
 };
 
 struct PullResult {
@@ -155,6 +165,49 @@ struct ModelInfo {
   std::vector<VersionInfo> versions;
 };
 
+// Bytes of an asynchronous pull so far (the whole pull: own copies included once done).
+struct PullProgress {
+  std::uint64_t done = 0;
+  std::uint64_t total = 0;  // 0 until the version is resolved
+};
+
+// An asynchronous pull (Hub::pull_async), driven by a worker thread of the hub. Move-only; a
+// default-constructed handle is empty (valid() false, every other call a UserError).
+// Thread-safe: any thread may wait, poll or cancel.
+class PullHandle {
+ public:
+  class State;  // private to the hub library
+  PullHandle() = default;
+  explicit PullHandle(std::shared_ptr<State> state);
+  PullHandle(PullHandle&&) noexcept;
+  // Cancels (and waits for) the pull this handle had, if still running, then takes `other`'s.
+  PullHandle& operator=(PullHandle&& other) noexcept;
+  PullHandle(const PullHandle&) = delete;
+  PullHandle& operator=(const PullHandle&) = delete;
+  // A pull still running is cancelled (see cancel()); errors are logged, not thrown.
+  ~PullHandle();
+
+  bool valid() const { return state_ != nullptr; }
+  // True once the pull ended: done, failed or cancelled. Never blocks.
+  bool ready() const;
+  // Waits up to `timeout` for the pull to end; returns ready().
+  bool wait(std::chrono::milliseconds timeout) const;
+  PullProgress progress() const;
+  // Waits for the end and returns what pull() would have, or rethrows its exception
+  // (Cancelled after cancel(); HubClosed if the hub closed first). May be called again.
+  PullResult result() const;
+  // Stops the pull and returns once no transfer of it can still write the destination buffers
+  // and it holds no pin (its reads in flight land first, bounded by its deadline). What it had
+  // announced from the buffers is withdrawn, so the caller may reuse them at once. A pull that
+  // already ended is left as it is (its result stays; a finished one keeps relaying). Throws
+  // TimeoutError only if reads had to be abandoned at the deadline: the buffers may still be
+  // written (a hung transport).
+  void cancel();
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
 class Hub {
  public:
   // Collective over `comm`: creates the data-plane window and connects to (or starts) the
@@ -179,6 +232,10 @@ class Hub {
   // readable from the file; without a snapshot dir that throws OffloadRequired (release() it
   // first, or set snapshot_dir / TENSORHUB_SNAPSHOT_DIR).
   void unpublish(const std::string& model, std::uint64_t version);
+  // The same, waiting at most `timeout` for the reads in flight: TimeoutError then, with the
+  // reference withdrawn (no new reads are assigned to it) but still exposed: its memory must stay
+  // unchanged; call unpublish again to wait for the rest.
+  void unpublish(const std::string& model, std::uint64_t version, std::chrono::milliseconds timeout);
   void retain(const std::string& model, std::uint64_t version);
   void release(const std::string& model, std::uint64_t version);
   // Registers the snapshot file at `path` (its manifest read with snapshot::inspect) as a
@@ -196,6 +253,17 @@ class Hub {
   // Model, tensor and group names must pass validate_name (tensorhub/core/validate.hpp).
   PullResult pull(const std::string& model, const Version& version, std::span<const Tensor> into,
                   const PullOptions& options = {});
+  // pull(), started on a worker thread of the hub; returns at once (validation errors of the
+  // call itself are thrown here). Several pulls may run at a time (other models, or one model
+  // into other buffers: destinations overlapping a pull in flight are a UserError), and every
+  // other call may be made meanwhile. The destination buffers belong to the pull until the
+  // handle is ready() or cancel() returns. A reading group's ranks each call it (same order as
+  // their other pulls of the group): they get one version, also if some of them cancel.
+  // Double buffering (prefetch): pull the next version into a spare buffer set while computing
+  // with the current one, which keeps relaying the version it holds; swap at a step boundary
+  // (README "Asynchronous pulls and prefetch"). Over mpi_rma it needs MPI_THREAD_MULTIPLE.
+  PullHandle pull_async(const std::string& model, const Version& version, std::span<const Tensor> into,
+                        const PullOptions& options = {});
   std::optional<std::uint64_t> latest(const std::string& model);
   // Waits until a version newer than `newer_than` (or any, if nullopt) is readable.
   std::optional<std::uint64_t> wait_for(const std::string& model, std::optional<std::uint64_t> newer_than,

@@ -62,6 +62,13 @@ class TimeoutError : public TransportError {
   using TransportError::TransportError;
 };
 
+// An asynchronous pull stopped by PullHandle::cancel() (or by the hub closing): what its
+// result() rethrows.
+class Cancelled : public Error {
+ public:
+  using Error::Error;
+};
+
 class ChecksumError : public Error {
  public:
   using Error::Error;

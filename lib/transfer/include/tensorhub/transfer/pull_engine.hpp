@@ -16,6 +16,7 @@
 // reported at once, so that they become relay sources without delay.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -48,6 +49,13 @@ class ChunksCorrupt : public ChecksumError {
   using ChecksumError::ChecksumError;
 };
 
+// Reads were still in flight when the engine gave up waiting for them (the pull's deadline): their
+// destination buffers may still be written. Its text keeps the first error's.
+class ReadsAbandoned : public TimeoutError {
+ public:
+  using TimeoutError::TimeoutError;
+};
+
 struct Destination {
   std::uint32_t tensor = 0;  // index into Manifest::tensors
   void* data = nullptr;      // at least manifest.tensors[tensor].spec.bytes()
@@ -63,6 +71,9 @@ struct EngineOptions {
   std::function<void(std::uint64_t, std::uint64_t)> progress;
   // Records every read, verification and wait for a source (README "Observability"). May be null.
   TraceRecorder* trace = nullptr;
+  // Set by another thread to stop the pull: run() then throws Cancelled once the reads in flight
+  // have landed (as after any error). May be null.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct SourceStats {
@@ -89,8 +100,8 @@ class PullEngine {
   PullEngine(coord::Client& coordinator, transport::Transport& transport, coord::WorkerId self);
 
   // Throws ChunksCorrupt (a ChecksumError naming tensor, chunk and holder), ChunksUnavailable (a chunk lost every
-  // holder), TimeoutError (deadline; also any error after which reads had to be abandoned: its text keeps the first
-  // error's), TransportError (a read failed to start, an unusable assignment).
+  // holder), TimeoutError (deadline), ReadsAbandoned (any error after which reads had to be abandoned: its text keeps
+  // the first error's), Cancelled (options.cancel), TransportError (a read failed to start, an unusable assignment).
   PullStats run(const Manifest& manifest, std::span<const Destination> destinations, const EngineOptions& options);
 
  private:

@@ -1,0 +1,135 @@
+// PullHandle (tensorhub/hub.hpp), its State and AsyncPulls (async_pull.hpp).
+#include "async_pull.hpp"
+
+#include <utility>
+
+#include "tensorhub/core/log.hpp"
+#include "tensorhub/transfer/pull_engine.hpp"
+
+namespace tensorhub {
+
+void PullHandle::State::finish(std::optional<PullResult> result, std::exception_ptr error) {
+  {
+    std::lock_guard lock(mu_);
+    result_ = std::move(result);
+    error_ = std::move(error);
+    finished_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool PullHandle::State::ready() const {
+  std::lock_guard lock(mu_);
+  return finished_;
+}
+
+bool PullHandle::State::wait(std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return finished_; });
+}
+
+void PullHandle::State::wait() const {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return finished_; });
+}
+
+PullResult PullHandle::State::result() const {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return finished_; });
+  if (error_) std::rethrow_exception(error_);
+  return *result_;
+}
+
+std::exception_ptr PullHandle::State::error() const {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return finished_; });
+  return error_;
+}
+
+void AsyncPulls::start(std::shared_ptr<PullHandle::State> state, std::function<void()> body) {
+  std::vector<std::thread> ended;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = workers_.begin(); it != workers_.end();) {
+      if (it->state->ready()) {
+        ended.push_back(std::move(it->thread));
+        it = workers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    workers_.push_back(Worker{state, std::thread(std::move(body))});
+  }
+  for (auto& t : ended) t.join();
+}
+
+void AsyncPulls::cancel_all() noexcept {
+  std::vector<Worker> all;
+  {
+    std::lock_guard lock(mu_);
+    all.swap(workers_);
+  }
+  for (auto& w : all) w.state->cancel = true;
+  for (auto& w : all) {
+    if (w.thread.joinable()) w.thread.join();
+  }
+}
+
+// --- PullHandle ---
+
+namespace {
+
+PullHandle::State& checked(const std::shared_ptr<PullHandle::State>& s, const char* method) {
+  if (!s) throw UserError(std::string("PullHandle::") + method + " on an empty handle");
+  return *s;
+}
+
+}  // namespace
+
+PullHandle::PullHandle(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+PullHandle::PullHandle(PullHandle&&) noexcept = default;
+
+PullHandle& PullHandle::operator=(PullHandle&& other) noexcept {
+  if (this != &other) {
+    PullHandle old(std::move(*this));  // its destructor cancels a pull still running
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+PullHandle::~PullHandle() {
+  if (!state_ || state_->ready()) return;
+  try {
+    cancel();
+  } catch (const std::exception& e) {
+    Logger("hub").error(std::string("pull cancelled by its handle's destructor: ") + e.what());
+  }
+}
+
+bool PullHandle::ready() const { return checked(state_, "ready").ready(); }
+
+bool PullHandle::wait(std::chrono::milliseconds timeout) const { return checked(state_, "wait").wait(timeout); }
+
+PullProgress PullHandle::progress() const {
+  const auto& s = checked(state_, "progress");
+  return PullProgress{s.done.load(), s.total.load()};
+}
+
+PullResult PullHandle::result() const { return checked(state_, "result").result(); }
+
+void PullHandle::cancel() {
+  auto& s = checked(state_, "cancel");
+  s.cancel = true;
+  const auto error = s.error();  // waits for the worker's last word
+  if (!error) return;
+  try {
+    std::rethrow_exception(error);
+  } catch (const transfer::ReadsAbandoned&) {
+    throw;  // the buffers may still be written: the caller must know
+  } catch (...) {
+    // cancelled, or failed otherwise: result() reports it
+  }
+}
+
+}  // namespace tensorhub
