@@ -7,6 +7,8 @@
 //   device xxh3   XXH3-64 per 4 MiB chunk                 vs  a device copy kernel
 // Prints a table and JSON (stdout, and --json FILE). Exit 2 with one line when no GPU exists.
 //   bench_device [--bytes 4GiB] [--reps 5] [--chunk 4MiB] [--json FILE]
+#include "bench_device.hpp"
+
 #include <cuda_runtime_api.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -19,7 +21,6 @@
 #include <sstream>
 #include <string>
 
-#include "bench_device.hpp"
 #include "tensorhub/core/error.hpp"
 
 extern char** environ;
@@ -69,7 +70,7 @@ std::string run_reader(const tb::Options& o, const td::IpcHandle& h, std::uint64
   const std::string bytes = std::to_string(o.bytes);
   const std::string reps = std::to_string(o.reps);
   const std::string chunk = std::to_string(o.chunk);
-  std::vector<char*> argv = {const_cast<char*>(exe.c_str()),   const_cast<char*>("--reader"),
+  std::vector<char*> argv = {const_cast<char*>(exe.c_str()),    const_cast<char*>("--reader"),
                              const_cast<char*>(handle.c_str()), const_cast<char*>(dig.c_str()),
                              const_cast<char*>(bytes.c_str()),  const_cast<char*>(reps.c_str()),
                              const_cast<char*>(chunk.c_str()),  nullptr};
@@ -110,13 +111,19 @@ int run(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const std::string v = i + 1 < argc ? argv[i + 1] : "";
-    if (a == "--bytes") o.bytes = parse_size(v), ++i;
-    else if (a == "--chunk") o.chunk = parse_size(v), ++i;
-    else if (a == "--reps") o.reps = std::stoi(v), ++i;
-    else if (a == "--json") json_path = v, ++i;
-    else throw tensorhub::UserError("bench_device: unknown argument '" + a + "' (--bytes, --chunk, --reps, --json)");
+    if (a == "--bytes")
+      o.bytes = parse_size(v), ++i;
+    else if (a == "--chunk")
+      o.chunk = parse_size(v), ++i;
+    else if (a == "--reps")
+      o.reps = std::stoi(v), ++i;
+    else if (a == "--json")
+      json_path = v, ++i;
+    else
+      throw tensorhub::UserError("bench_device: unknown argument '" + a + "' (--bytes, --chunk, --reps, --json)");
   }
-  if (o.bytes == 0 || o.chunk == 0 || o.reps < 1) throw tensorhub::UserError("bench_device: sizes and --reps must be > 0");
+  if (o.bytes == 0 || o.chunk == 0 || o.reps < 1)
+    throw tensorhub::UserError("bench_device: sizes and --reps must be > 0");
   if (td::cuda_device_count() == 0) {
     std::fprintf(stderr, "bench_device: no CUDA device (driver or GPU missing); nothing measured\n");
     return 2;
@@ -135,8 +142,10 @@ int run(int argc, char** argv) {
   std::string word;
   bool verified = false;
   while (reader_out >> word) {
-    if (word == "verified") verified = true;
-    else if (word != "MISMATCH") ipc.push_back(std::stod(word));
+    if (word == "verified")
+      verified = true;
+    else if (word != "MISMATCH")
+      ipc.push_back(std::stod(word));
   }
   const auto d2d = tb::d2d_memcpy(*dev, src.get(), dst.get(), o);
   const auto staged = tb::staged_ring(*dev, src.get(), dst.get(), o);
@@ -151,10 +160,11 @@ int run(int argc, char** argv) {
     << ", \"gbps_unit\": \"1e9 bytes/s of the buffer, best of reps\",\n"
     << " \"ipc_pull\": " << json_list(ipc) << ", \"ipc_pull_verified\": " << (verified ? "true" : "false")
     << ",\n \"memcpy_d2d\": " << json_list(d2d) << ",\n \"staged_ring\": " << json_list(staged)
-    << ", \"staged_ring_verified\": " << (staged_ok ? "true" : "false") << ",\n \"memcpy_d2h_h2d\": " << json_list(d2h_h2d)
-    << ",\n \"xxh3_chunks\": " << json_list(hash) << ",\n \"copy_kernel\": " << json_list(kernel)
-    << ",\n \"ratio_ipc_vs_d2d\": " << best(ipc) / best(d2d) << ", \"ratio_staged_vs_d2h_h2d\": "
-    << best(staged) / best(d2h_h2d) << ", \"ratio_xxh3_vs_copy_kernel\": " << best(hash) / best(kernel)
+    << ", \"staged_ring_verified\": " << (staged_ok ? "true" : "false")
+    << ",\n \"memcpy_d2h_h2d\": " << json_list(d2h_h2d) << ",\n \"xxh3_chunks\": " << json_list(hash)
+    << ",\n \"copy_kernel\": " << json_list(kernel) << ",\n \"ratio_ipc_vs_d2d\": " << best(ipc) / best(d2d)
+    << ", \"ratio_staged_vs_d2h_h2d\": " << best(staged) / best(d2h_h2d)
+    << ", \"ratio_xxh3_vs_copy_kernel\": " << best(hash) / best(kernel)
     << ",\n \"goals\": {\"ipc_vs_d2d\": 0.9, \"staged_vs_d2h_h2d\": 0.8, \"xxh3_vs_copy_kernel\": 0.5}}\n";
   std::printf("%-34s %10s %10s %7s\n", "measure", "GB/s", "baseline", "ratio");
   std::printf("%-34s %10.1f %10.1f %7.2f\n", "ipc pull vs cudaMemcpy D2D", best(ipc), best(d2d), best(ipc) / best(d2d));

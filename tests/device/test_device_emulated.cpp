@@ -126,7 +126,12 @@ TEST(EmulatedDeviceDeathTest, HostDereferenceOfADevicePointerCrashes) {
   auto dev = td::make_emulated_device(std::size_t{1} << 30);
   auto a = dev->allocate(4096);
   auto* p = static_cast<volatile std::uint8_t*>(a.get());
-  EXPECT_DEATH({ std::uint8_t v = p[0]; (void)v; }, "");
+  EXPECT_DEATH(
+      {
+        std::uint8_t v = p[0];
+        (void)v;
+      },
+      "");
   EXPECT_DEATH({ p[100] = 1; }, "");
 }
 

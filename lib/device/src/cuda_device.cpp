@@ -51,7 +51,9 @@ class CudaEvent final : public EventState {
  public:
   CudaEvent() { check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreateWithFlags", "event"); }
   ~CudaEvent() override { warn(cudaEventDestroy(event_), "cudaEventDestroy"); }
-  void record(StreamState& s) override { check(cudaEventRecord(event_, as_cuda(s).get()), "cudaEventRecord", "record"); }
+  void record(StreamState& s) override {
+    check(cudaEventRecord(event_, as_cuda(s).get()), "cudaEventRecord", "record");
+  }
   void synchronize() override { check(cudaEventSynchronize(event_), "cudaEventSynchronize", "event synchronize"); }
   bool query() override {
     const cudaError_t e = cudaEventQuery(event_);
@@ -84,7 +86,8 @@ class CudaDevice final : public Device {
     void* fn = nullptr;
     check(cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000, cudaEnableDefault, &q),
           "cudaGetDriverEntryPointByVersion", "cuMemGetAddressRange");
-    if (q != cudaDriverEntryPointSuccess || fn == nullptr) throw DeviceError("cuda: the driver has no cuMemGetAddressRange");
+    if (q != cudaDriverEntryPointSuccess || fn == nullptr)
+      throw DeviceError("cuda: the driver has no cuMemGetAddressRange");
     get_range_ = reinterpret_cast<GetAddressRange>(fn);
   }
 

@@ -10,7 +10,7 @@ namespace {
 namespace x = tensorhub::device::xxh3;
 
 constexpr int kThreads = 256;
-constexpr int kRows = kThreads / 8;    // blocks summed at once (8 lanes each)
+constexpr int kRows = kThreads / 8;  // blocks summed at once (8 lanes each)
 constexpr int kSegmentBlocks = 128;  // 1 KiB blocks per segment: 128 KiB of input, 8 KiB of deltas
 
 template <bool kAligned>
@@ -23,8 +23,8 @@ __device__ __forceinline__ std::uint64_t load64(const std::uint8_t* p) {
 }
 
 template <bool kAligned>
-__global__ void __launch_bounds__(kThreads) xxh3_chunks(const std::uint8_t* data, std::size_t bytes, std::size_t chunk,
-                                                        std::uint64_t* out) {
+__global__ void __launch_bounds__(kThreads)
+    xxh3_chunks(const std::uint8_t* data, std::size_t bytes, std::size_t chunk, std::uint64_t* out) {
   __shared__ std::uint64_t delta[kSegmentBlocks][8];
   __shared__ std::uint64_t acc[8];
   const std::size_t c = blockIdx.x;
@@ -105,9 +105,8 @@ cudaError_t launch_copy(void* dst, const void* src, std::size_t bytes, cudaStrea
   if (e != cudaSuccess) return e;
   auto* d = static_cast<std::uint8_t*>(dst);
   const auto* s = static_cast<const std::uint8_t*>(src);
-  copy_kernel<<<static_cast<unsigned>(sms * 8), 256, 0, stream>>>(reinterpret_cast<uint4*>(d),
-                                                                     reinterpret_cast<const uint4*>(s), n16,
-                                                                     d + n16 * 16, s + n16 * 16, tail);
+  copy_kernel<<<static_cast<unsigned>(sms * 8), 256, 0, stream>>>(
+      reinterpret_cast<uint4*>(d), reinterpret_cast<const uint4*>(s), n16, d + n16 * 16, s + n16 * 16, tail);
   return cudaGetLastError();
 }
 

@@ -20,7 +20,9 @@ std::string_view to_string(BackendKind kind) {
 }
 
 Buffer::Buffer(Buffer&& o) noexcept
-    : device_(std::exchange(o.device_, nullptr)), ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+    : device_(std::exchange(o.device_, nullptr)),
+      ptr_(std::exchange(o.ptr_, nullptr)),
+      size_(std::exchange(o.size_, 0)) {}
 Buffer& Buffer::operator=(Buffer&& o) noexcept {
   if (this != &o) {
     reset();

@@ -97,7 +97,8 @@ void* Arena::allocate(std::size_t bytes) {
   r.span = round_up(bytes, kGranularity);
   r.fd = UniqueFd(::memfd_create("tensorhub-emulated-device", MFD_CLOEXEC));
   if (r.fd.get() < 0) sys_fail("memfd_create");
-  if (::ftruncate(r.fd.get(), static_cast<off_t>(r.span)) != 0) sys_fail("ftruncate of the memfd to " + std::to_string(r.span));
+  if (::ftruncate(r.fd.get(), static_cast<off_t>(r.span)) != 0)
+    sys_fail("ftruncate of the memfd to " + std::to_string(r.span));
   return place(std::move(r));
 }
 
@@ -165,7 +166,8 @@ std::uint8_t* Arena::resolve(const void* ptr, std::size_t bytes, const char* wha
 int Arena::fd_of(const void* ptr, std::size_t* size, std::size_t* offset) const {
   std::lock_guard lock(mu_);
   const Region* r = find(ptr);
-  if (r == nullptr) throw UserError("emulated device: export_ipc of a pointer that is not device memory of this device");
+  if (r == nullptr)
+    throw UserError("emulated device: export_ipc of a pointer that is not device memory of this device");
   *size = r->size;
   *offset = static_cast<std::size_t>(static_cast<const std::uint8_t*>(ptr) - reserve_) - r->offset;
   return r->fd.get();

@@ -47,10 +47,10 @@ class Arena {
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
 
-  void* allocate(std::size_t bytes);                    // a new memfd
-  void* adopt(UniqueFd fd, std::size_t bytes);          // an imported memfd
-  bool release(void* base, bool imported) noexcept;     // false if `base` is no such region
-  bool contains(const void* ptr) const noexcept;        // inside the reserved range
+  void* allocate(std::size_t bytes);                 // a new memfd
+  void* adopt(UniqueFd fd, std::size_t bytes);       // an imported memfd
+  bool release(void* base, bool imported) noexcept;  // false if `base` is no such region
+  bool contains(const void* ptr) const noexcept;     // inside the reserved range
   PointerInfo query(const void* ptr) const;
   // The backing bytes of [ptr, ptr + bytes), which must lie in one region (UserError otherwise;
   // `what` names the caller's argument).

@@ -49,9 +49,9 @@ class EmulatedDevice final : public Device {
     // Addresses are resolved again when the work runs: the allocation may be gone by then.
     emulated::as_emulated(stream.state()).queue()->push([this, dst, src, bytes, kind] {
       std::uint8_t* d = kind == CopyKind::kDeviceToHost ? static_cast<std::uint8_t*>(dst)
-                                                          : arena_.resolve(dst, bytes, "copy destination");
+                                                        : arena_.resolve(dst, bytes, "copy destination");
       const std::uint8_t* s = kind == CopyKind::kHostToDevice ? static_cast<const std::uint8_t*>(src)
-                                                                : arena_.resolve(src, bytes, "copy source");
+                                                              : arena_.resolve(src, bytes, "copy source");
       std::memmove(d, s, bytes);
     });
   }
@@ -71,7 +71,8 @@ class EmulatedDevice final : public Device {
     std::size_t offset = 0;
     const int fd = arena_.fd_of(ptr, &size, &offset);
     struct stat st {};
-    if (::fstat(fd, &st) != 0) throw DeviceError(std::string("emulated device: fstat of the memfd: ") + std::strerror(errno));
+    if (::fstat(fd, &st) != 0)
+      throw DeviceError(std::string("emulated device: fstat of the memfd: ") + std::strerror(errno));
     const EmulatedIpc e{static_cast<std::int32_t>(::getpid()), fd, static_cast<std::uint64_t>(st.st_ino),
                         static_cast<std::uint64_t>(st.st_dev)};
     IpcHandle h;

@@ -19,9 +19,9 @@ namespace tensorhub::device::emulated {
 class Queue {
  public:
   void push(std::function<void()> op);
-  std::uint64_t mark();                 // ticket of everything queued so far
+  std::uint64_t mark();                  // ticket of everything queued so far
   void run_until(std::uint64_t ticket);  // run queued work up to `ticket`, in order
-  void rethrow();                       // the first stored failure, once
+  void rethrow();                        // the first stored failure, once
 
  private:
   std::mutex run_mu_;  // held while work runs: one runner at a time, in order

@@ -61,7 +61,8 @@ IpcHandle IpcHandle::decode(std::string_view text) {
   const std::uint8_t* p = raw;
   IpcHandle h;
   const auto kind = take<std::uint8_t>(p);
-  if (kind != static_cast<std::uint8_t>(BackendKind::kEmulated) && kind != static_cast<std::uint8_t>(BackendKind::kCuda)) {
+  if (kind != static_cast<std::uint8_t>(BackendKind::kEmulated) &&
+      kind != static_cast<std::uint8_t>(BackendKind::kCuda)) {
     throw UserError("device IPC handle: unknown backend " + std::to_string(kind));
   }
   h.backend = static_cast<BackendKind>(kind);
@@ -69,7 +70,8 @@ IpcHandle IpcHandle::decode(std::string_view text) {
   h.size = take<std::uint64_t>(p);
   h.offset = take<std::uint64_t>(p);
   std::memcpy(h.bytes.data(), p, h.bytes.size());
-  if (h.ordinal < 0 || h.size == 0 || h.offset >= h.size) throw UserError("device IPC handle: bad ordinal, size or offset");
+  if (h.ordinal < 0 || h.size == 0 || h.offset >= h.size)
+    throw UserError("device IPC handle: bad ordinal, size or offset");
   return h;
 }
 

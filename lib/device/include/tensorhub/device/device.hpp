@@ -68,7 +68,7 @@ class EventState {
   virtual ~EventState() = default;
   virtual void record(StreamState& stream) = 0;
   virtual void synchronize() = 0;
-  virtual bool query() = 0;                   // complete? (never blocks on the cuda backend)
+  virtual bool query() = 0;                       // complete? (never blocks on the cuda backend)
   virtual void wait_on(StreamState& stream) = 0;  // later work on `stream` waits for the event
 };
 }  // namespace detail
