@@ -79,7 +79,8 @@ if [[ $MODE == full && -z $GPU_NAME ]]; then
 fi
 
 cfg=(-S "$ROOT" -B "$BUILD" -G Ninja -DTENSORHUB_DEVICE_ONLY=ON -DTENSORHUB_CUDA=ON
-     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 -DTENSORHUB_WERROR=ON)
+     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_ARCHITECTURES=90 -DTENSORHUB_WERROR=ON
+     -DCMAKE_POLICY_VERSION_MINIMUM=3.5)  # GoogleTest 1.12 sources under CMake 4
 if [[ $MODE == full ]]; then cfg+=(-DTENSORHUB_GPU_TESTS=ON); else cfg+=(-DTENSORHUB_GPU_TESTS=OFF); fi
 [[ -f $CARRY/googletest/CMakeLists.txt ]] && cfg+=(-DTENSORHUB_GTEST_SOURCE_DIR="$CARRY/googletest")
 [[ -f $CARRY/include/nlohmann/json.hpp ]] && cfg+=(-DTENSORHUB_EXTRA_INCLUDE_DIR="$CARRY/include")
