@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -132,8 +133,20 @@ int run(int argc, char** argv) {
   td::Buffer src = dev->allocate(o.bytes);
   td::Buffer dst = dev->allocate(o.bytes);
   auto stream = dev->create_stream();
-  dev->fill_async(src.get(), 0x5A, o.bytes, stream);
-  stream.synchronize();
+  {
+    // Random bytes, each 64 MiB slice made distinct by its index in the first word, so a copy
+    // that misplaces or drops a slice changes the digest.
+    std::vector<std::uint64_t> pattern((std::size_t{64} << 20) / 8);
+    std::mt19937_64 rng(42);
+    for (auto& w : pattern) w = rng();
+    const std::size_t slice = pattern.size() * 8;
+    for (std::size_t off = 0, i = 0; off < o.bytes; off += slice, ++i) {
+      pattern[0] = i;
+      dev->copy_async(static_cast<std::uint8_t*>(src.get()) + off, pattern.data(), std::min(slice, o.bytes - off),
+                      td::CopyKind::kHostToDevice, stream);
+      stream.synchronize();  // the host pattern changes before the next slice
+    }
+  }
   const std::uint64_t dig = tb::digest(*dev, src.get(), o);
 
   // The reader runs first, alone on the GPU; then the holder's baselines.
