@@ -116,6 +116,15 @@ TEST_F(Cuda, Xxh3ChunksEqualCpu) {
   }
 }
 
+TEST_F(Cuda, Xxh3RefusesRangesOutsideOneAllocation) {
+  auto stream = dev->create_stream();
+  auto buf = dev->allocate(std::size_t{2} << 20);  // a multiple of the allocation granularity
+  std::vector<std::uint8_t> host(4096);
+  EXPECT_THROW(dev->xxh3_64_chunks(host.data(), host.size(), 1024, stream), tensorhub::UserError);
+  EXPECT_THROW(dev->xxh3_64_chunks(buf.get(), (std::size_t{2} << 20) + 1, 4096, stream), tensorhub::UserError);
+  EXPECT_EQ(dev->xxh3_64_chunks(buf.get(), 4096, 4096, stream).size(), 1U);  // the context is still usable
+}
+
 TEST_F(Cuda, EventOrdersTwoStreams) {
   auto s1 = dev->create_stream();
   auto s2 = dev->create_stream();

@@ -40,10 +40,10 @@ TEST(Xxh3Core, EveryLengthUpTo4KiBEqualsLibxxhash) {
 }
 
 TEST(Xxh3Core, BlockBoundariesAndUnalignedStarts) {
-  const auto data = random_bytes((1 << 20) + 64, 2);
+  const auto data = random_bytes((1 << 20) + 128, 2);  // 1024 blocks + 65 bytes + a shift of 7 fit
   for (std::size_t blocks : {1, 2, 15, 16, 17, 127, 128, 129, 1023, 1024}) {
     for (std::ptrdiff_t d : {-65, -64, -63, -1, 0, 1, 63, 64, 65}) {
-      const std::size_t n = blocks * td::xxh3::kBlock + static_cast<std::size_t>(static_cast<std::ptrdiff_t>(0) + d);
+      const std::size_t n = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(blocks * td::xxh3::kBlock) + d);
       for (std::size_t shift : {0, 1, 7}) {
         ASSERT_EQ(td::xxh3::hash(data.data() + shift, n), XXH3_64bits(data.data() + shift, n))
             << "length " << n << " shift " << shift;

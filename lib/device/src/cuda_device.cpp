@@ -156,6 +156,16 @@ class CudaDevice final : public Device {
     if (chunk_bytes == 0) throw UserError("device xxh3_64_chunks: chunk_bytes 0");
     std::vector<std::uint64_t> sums;
     if (bytes == 0) return sums;
+    // A kernel reading outside device memory would leave the context unusable (a sticky error):
+    // check the range first.
+    const PointerInfo info = query(data);
+    const std::size_t off =
+        info.is_device ? static_cast<std::size_t>(static_cast<const char*>(data) - static_cast<const char*>(info.base))
+                       : 0;
+    if (!info.is_device || bytes > info.size - off) {
+      throw UserError("cuda device: xxh3_64_chunks of " + std::to_string(bytes) +
+                      " bytes that are not inside one device allocation");
+    }
     sums.resize((bytes + chunk_bytes - 1) / chunk_bytes);
     const cudaStream_t s = as_cuda(stream.state()).get();
     Buffer out = allocate(sums.size() * sizeof(std::uint64_t));
