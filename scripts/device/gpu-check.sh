@@ -88,8 +88,12 @@ if [[ $MODE == full ]]; then cfg+=(-DTENSORHUB_GPU_TESTS=ON); else cfg+=(-DTENSO
 read -r -a extra <<<"${GPU_CHECK_CMAKE_ARGS:-}"
 cfg+=("${extra[@]}")
 
-echo "== configure"; cmake "${cfg[@]}" 2>&1 | tee "$OUT_DIR/configure.log" | grep -E 'TensorHub|Error|error' || true
-[[ ${PIPESTATUS[0]} -eq 0 ]] || die "configure failed (configure.log)"
+echo "== configure"
+if ! cmake "${cfg[@]}" >"$OUT_DIR/configure.log" 2>&1; then
+  tail -30 "$OUT_DIR/configure.log"
+  die "configure failed (configure.log)"
+fi
+grep -E '^-- TensorHub' "$OUT_DIR/configure.log" || true
 T1=$(date +%s)
 echo "== build"; cmake --build "$BUILD" -j "$JOBS" >"$OUT_DIR/build.log" 2>&1 || { tail -30 "$OUT_DIR/build.log"; die "build failed (build.log)"; }
 T2=$(date +%s)
