@@ -53,7 +53,7 @@ struct IpcHandle {
   std::uint64_t offset = 0;
   std::array<std::uint8_t, 64> bytes{};
 
-  std::string encode() const;                      // "thipc1:" + hex, 178 characters
+  [[nodiscard]] std::string encode() const;        // "thipc1:" + hex, 178 characters
   static IpcHandle decode(std::string_view text);  // throws UserError when malformed
 };
 
@@ -109,8 +109,8 @@ class Buffer {
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
   ~Buffer();
-  void* get() const { return ptr_; }
-  std::size_t size() const { return size_; }
+  [[nodiscard]] void* get() const { return ptr_; }
+  [[nodiscard]] std::size_t size() const { return size_; }
 
  private:
   void reset() noexcept;
@@ -130,9 +130,9 @@ class IpcMapping {
   IpcMapping(const IpcMapping&) = delete;
   IpcMapping& operator=(const IpcMapping&) = delete;
   ~IpcMapping();
-  void* base() const { return base_; }
-  void* data() const { return static_cast<std::uint8_t*>(base_) + offset_; }
-  std::size_t size() const { return size_; }
+  [[nodiscard]] void* base() const { return base_; }
+  [[nodiscard]] void* data() const { return static_cast<std::uint8_t*>(base_) + offset_; }
+  [[nodiscard]] std::size_t size() const { return size_; }
 
  private:
   void reset() noexcept;
@@ -145,9 +145,9 @@ class IpcMapping {
 class Device {
  public:
   virtual ~Device() = default;
-  virtual BackendKind kind() const noexcept = 0;
-  virtual int ordinal() const noexcept = 0;
-  virtual std::string describe() const = 0;  // e.g. "cuda:0 NVIDIA H200 (sm_90, 139 GiB)"
+  [[nodiscard]] virtual BackendKind kind() const noexcept = 0;
+  [[nodiscard]] virtual int ordinal() const noexcept = 0;
+  [[nodiscard]] virtual std::string describe() const = 0;  // e.g. "cuda:0 NVIDIA H200 (sm_90, 139 GiB)"
 
   Buffer allocate(std::size_t bytes);
   virtual Stream create_stream() = 0;
@@ -158,7 +158,7 @@ class Device {
   virtual void copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream& stream) = 0;
   virtual void fill_async(void* dst, std::uint8_t value, std::size_t bytes, Stream& stream) = 0;
 
-  virtual PointerInfo query(const void* ptr) const = 0;
+  [[nodiscard]] virtual PointerInfo query(const void* ptr) const = 0;
 
   // Export the allocation holding `ptr` (any pointer into it) / open another process's export.
   virtual IpcHandle export_ipc(const void* ptr) = 0;
