@@ -15,7 +15,8 @@ step. Safe to rerun: reconfiguring an existing build directory is cheap, and
 cache values given earlier stay set until overridden.
 
 Project options (cmake -D...):
-  TENSORHUB_CUDA=AUTO|ON|OFF        CUDA memory support (default AUTO)
+  TENSORHUB_CUDA=AUTO|ON|OFF        lib/device cuda backend, when the toolkit is found (default AUTO)
+  TENSORHUB_DEVICE_ONLY=ON          only lib/core, lib/device and their tests (scripts/device/gpu-check.sh)
   TENSORHUB_WERROR=ON|OFF           warnings as errors (default OFF)
   TENSORHUB_SANITIZE=address|undefined|thread   sanitizer build (default none)
   TENSORHUB_BUILD_TESTS=ON|OFF      build the test suite (default ON)

@@ -47,22 +47,8 @@ find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
 find_program(TENSORHUB_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
 
-# CUDA toolkit: AUTO finds /usr/local/cuda when present, ON requires it, OFF skips it. Only the
-# detection: no CUDA memory path exists yet, so config.hpp says TENSORHUB_HAVE_CUDA 0 whatever
-# this finds (lib/core/CMakeLists.txt).
-set(TENSORHUB_CUDA_TOOLKIT_FOUND OFF)
-if(NOT TENSORHUB_CUDA STREQUAL "OFF")
-  if(EXISTS /usr/local/cuda AND NOT CUDAToolkit_ROOT)
-    set(CUDAToolkit_ROOT /usr/local/cuda)
-  endif()
-  find_package(CUDAToolkit QUIET)
-  if(CUDAToolkit_FOUND)
-    set(TENSORHUB_CUDA_TOOLKIT_FOUND ON)
-  elseif(TENSORHUB_CUDA STREQUAL "ON")
-    message(FATAL_ERROR "TENSORHUB_CUDA=ON but no CUDA toolkit was found (set CUDAToolkit_ROOT)")
-  endif()
-endif()
-message(STATUS "TensorHub: CUDA toolkit ${TENSORHUB_CUDA_TOOLKIT_FOUND} (CUDA memory support: not built yet)")
+# CUDA toolkit for lib/device (TENSORHUB_CUDA=AUTO|ON|OFF): share/cmake/TensorHubCuda.cmake.
+include(TensorHubCuda)
 
 # UCX (libucx-dev) for the `ucx` transport: AUTO builds it when pkg-config finds ucx, ON
 # requires it, OFF skips it. TENSORHUB_HAVE_UCX lands in tensorhub/config.hpp.

@@ -7,6 +7,8 @@
 //   TransportError    a data-plane or control-plane operation failed; retry elsewhere.
 //   TimeoutError      a TransportError whose deadline expired.
 //   ChecksumError     bytes read do not match the manifest; names tensor and chunk.
+//   DeviceError       a device-memory operation failed (a CUDA call, the emulated device's
+//                     mapping); names the call, its error and the context.
 //   HubClosed         a UserError: the hub was closed (Hub::close); no call may follow.
 //   ContractViolation an internal invariant broke: a bug in TensorHub.
 #pragma once
@@ -70,6 +72,14 @@ class Cancelled : public Error {
 };
 
 class ChecksumError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A device-memory operation failed (lib/device): a CUDA runtime call returned an error (the
+// message names the call, the CUDA error name and text, and what it was for), no device exists
+// for the backend asked for, or the emulated device could not map its memory.
+class DeviceError : public Error {
  public:
   using Error::Error;
 };

@@ -1,0 +1,36 @@
+# CUDA toolkit for lib/device's cuda backend: TENSORHUB_CUDA=AUTO finds /usr/local/cuda (or
+# CUDAToolkit_ROOT) when present, ON requires it, OFF skips it. Sets
+#   TENSORHUB_CUDA_TOOLKIT_FOUND  the toolkit (headers, cudart, nvcc) was found
+#   TENSORHUB_HAVE_CUDA_DEVICE    the cuda backend of lib/device is built (the CUDA language is on)
+# Both land in tensorhub/config.hpp. TENSORHUB_HAVE_CUDA (CUDA memory through publish/pull) is a
+# separate, later step (issue 15 item 2) and stays 0.
+# CMAKE_CUDA_ARCHITECTURES defaults to 90 (H100/H200); pass e.g. -DCMAKE_CUDA_ARCHITECTURES=80;90.
+set(TENSORHUB_CUDA_TOOLKIT_FOUND OFF)
+set(TENSORHUB_HAVE_CUDA_DEVICE OFF)
+if(NOT TENSORHUB_CUDA STREQUAL "OFF")
+  if(EXISTS /usr/local/cuda AND NOT CUDAToolkit_ROOT)
+    set(CUDAToolkit_ROOT /usr/local/cuda)
+  endif()
+  find_package(CUDAToolkit QUIET)
+  if(CUDAToolkit_FOUND AND CUDAToolkit_NVCC_EXECUTABLE)
+    set(TENSORHUB_CUDA_TOOLKIT_FOUND ON)
+    if(NOT CMAKE_CUDA_COMPILER)
+      set(CMAKE_CUDA_COMPILER ${CUDAToolkit_NVCC_EXECUTABLE})
+    endif()
+    if(NOT CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 90)
+    endif()
+    if(TENSORHUB_CCACHE AND TENSORHUB_CCACHE_PROGRAM AND NOT CMAKE_CUDA_COMPILER_LAUNCHER)
+      set(CMAKE_CUDA_COMPILER_LAUNCHER ${TENSORHUB_CCACHE_PROGRAM})
+    endif()
+    enable_language(CUDA)
+    set(TENSORHUB_HAVE_CUDA_DEVICE ON)
+  elseif(TENSORHUB_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "TENSORHUB_CUDA=ON but no CUDA toolkit (with nvcc) was found (set CUDAToolkit_ROOT)")
+  endif()
+endif()
+if(TENSORHUB_HAVE_CUDA_DEVICE)
+  message(STATUS "TensorHub: CUDA toolkit ${CUDAToolkit_VERSION}: lib/device cuda backend ON (sm ${CMAKE_CUDA_ARCHITECTURES}); CUDA memory in publish/pull: not yet")
+else()
+  message(STATUS "TensorHub: lib/device cuda backend OFF (emulated backend only)")
+endif()
