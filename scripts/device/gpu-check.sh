@@ -16,7 +16,7 @@
 #   scripts/device/gpu-check.sh --dry-run       everything that needs no GPU: configure, build, the
 #                                               gpu-emu tests, and bench_device's no-GPU refusal
 #   scripts/device/gpu-check.sh --prepare-carry on the development machine: copy GoogleTest's
-#                                               sources and nlohmann_json's headers into build-carry/
+#                                               sources, nlohmann_json's and xxhash's headers into build-carry/
 #                                               (git-ignored) for the device run's `carry`
 # Options: --out DIR, --build-dir DIR (default build-gpu), --bytes SIZE (default 4GiB), --jobs N.
 # GPU_CHECK_CMAKE_ARGS: extra configure arguments, split on whitespace (e.g. to hide installed
@@ -53,6 +53,10 @@ if [[ $MODE == carry ]]; then
   rm -rf "$CARRY" && mkdir -p "$CARRY/include"
   cp -r /usr/src/googletest "$CARRY/googletest"
   if [[ -d /usr/include/nlohmann ]]; then cp -r /usr/include/nlohmann "$CARRY/include/"; fi
+  # libxxhash's header (Debian libxxhash-dev; BSD-2), used header-only where the library is absent.
+  [[ -f /usr/include/xxhash.h ]] || die "no /usr/include/xxhash.h (Debian: libxxhash-dev)"
+  cp /usr/include/xxhash.h "$CARRY/include/"
+  [[ -f /usr/include/xxh3.h ]] && cp /usr/include/xxh3.h "$CARRY/include/"
   echo "gpu-check: $(du -sh "$CARRY" | cut -f1) in build-carry/; name it in the run's carry: [\"build-carry\"]"
   exit 0
 fi
@@ -83,7 +87,7 @@ cfg=(-S "$ROOT" -B "$BUILD" -G Ninja -DTENSORHUB_DEVICE_ONLY=ON -DTENSORHUB_CUDA
      -DCMAKE_POLICY_VERSION_MINIMUM=3.5)  # GoogleTest 1.12 sources under CMake 4
 if [[ $MODE == full ]]; then cfg+=(-DTENSORHUB_GPU_TESTS=ON); else cfg+=(-DTENSORHUB_GPU_TESTS=OFF); fi
 [[ -f $CARRY/googletest/CMakeLists.txt ]] && cfg+=(-DTENSORHUB_GTEST_SOURCE_DIR="$CARRY/googletest")
-[[ -f $CARRY/include/nlohmann/json.hpp ]] && cfg+=(-DTENSORHUB_EXTRA_INCLUDE_DIR="$CARRY/include")
+[[ -f $CARRY/include/nlohmann/json.hpp || -f $CARRY/include/xxhash.h ]] && cfg+=(-DTENSORHUB_EXTRA_INCLUDE_DIR="$CARRY/include")
 [[ -x /usr/local/cuda/bin/nvcc ]] && cfg+=(-DCUDAToolkit_ROOT=/usr/local/cuda)
 read -r -a extra <<<"${GPU_CHECK_CMAKE_ARGS:-}"
 cfg+=("${extra[@]}")

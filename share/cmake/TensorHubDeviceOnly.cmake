@@ -2,8 +2,9 @@
 # (CMake, a compiler, the CUDA toolkit; no MPI, gRPC, HDF5, hwloc, UCX, maybe no GoogleTest, no
 # nlohmann_json, no libxxhash). Included from the top-level CMakeLists.txt instead of
 # TensorHubDependencies.cmake; scripts/device/gpu-check.sh configures it.
-#   xxHash:        libxxhash through pkg-config when installed, else the BSD-2 header vendored in
-#                  third_party/xxhash (header-only, XXH_INLINE_ALL).
+#   xxHash:        libxxhash through pkg-config when installed, else its header (header-only,
+#                  XXH_INLINE_ALL) from TENSORHUB_EXTRA_INCLUDE_DIR: gpu-check.sh --prepare-carry
+#                  copies Debian's /usr/include/xxhash.h there.
 #   nlohmann_json: lib/core (manifests) needs it; without it lib/core and test_core are skipped
 #                  (lib/device needs only lib/core's headers). TENSORHUB_EXTRA_INCLUDE_DIR may
 #                  point at a copied include tree holding nlohmann/json.hpp.
@@ -12,19 +13,24 @@
 find_package(Threads REQUIRED)
 include(TensorHubCuda)
 
+set(TENSORHUB_EXTRA_INCLUDE_DIR "" CACHE PATH
+    "Extra header tree for the device-only build (nlohmann/json.hpp, xxhash.h; gpu-check.sh --prepare-carry)")
 find_package(PkgConfig QUIET)
 if(PkgConfig_FOUND)
   pkg_check_modules(XXHASH QUIET IMPORTED_TARGET libxxhash)
 endif()
 if(NOT TARGET PkgConfig::XXHASH)
+  if(NOT TENSORHUB_EXTRA_INCLUDE_DIR OR NOT EXISTS ${TENSORHUB_EXTRA_INCLUDE_DIR}/xxhash.h)
+    message(FATAL_ERROR "No libxxhash: install it (Debian: libxxhash-dev), or pass -DTENSORHUB_EXTRA_INCLUDE_DIR=<dir "
+                        "with xxhash.h> (scripts/device/gpu-check.sh --prepare-carry copies it)")
+  endif()
   add_library(PkgConfig::XXHASH INTERFACE IMPORTED)
   set_target_properties(PkgConfig::XXHASH PROPERTIES
-    INTERFACE_INCLUDE_DIRECTORIES ${PROJECT_SOURCE_DIR}/third_party/xxhash
+    INTERFACE_INCLUDE_DIRECTORIES ${TENSORHUB_EXTRA_INCLUDE_DIR}
     INTERFACE_COMPILE_DEFINITIONS XXH_INLINE_ALL)
-  message(STATUS "TensorHub (device only): xxHash from third_party/xxhash (header only)")
+  message(STATUS "TensorHub (device only): xxHash header-only from ${TENSORHUB_EXTRA_INCLUDE_DIR}")
 endif()
 
-set(TENSORHUB_EXTRA_INCLUDE_DIR "" CACHE PATH "Extra header tree for the device-only build (nlohmann/json.hpp)")
 find_package(nlohmann_json 3 QUIET)
 if(NOT nlohmann_json_FOUND AND TENSORHUB_EXTRA_INCLUDE_DIR AND EXISTS ${TENSORHUB_EXTRA_INCLUDE_DIR}/nlohmann/json.hpp)
   add_library(nlohmann_json::nlohmann_json INTERFACE IMPORTED)
@@ -58,7 +64,8 @@ if(TENSORHUB_BUILD_TESTS)
     tensorhub_add_unit_test(test_core
       SOURCES ${_th_u}/test_units.cpp ${_th_u}/test_dtype_tensor.cpp ${_th_u}/test_manifest.cpp
               ${_th_u}/test_manifest_json.cpp ${_th_u}/test_manifest_check.cpp ${_th_u}/test_env.cpp
-      LIBS tensorhub_core)
+              ${_th_u}/test_trace.cpp
+      LIBS tensorhub_core nlohmann_json::nlohmann_json)
   endif()
   add_subdirectory(tests/device)
 endif()
