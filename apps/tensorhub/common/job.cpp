@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "common/trace_merge.hpp"
 #include "common/options.hpp"
+#include "common/trace_merge.hpp"
 #include "tensorhub/core/units.hpp"
 
 namespace tensorhub::cli {

@@ -58,8 +58,7 @@ std::string start_coordinator(MPI_Comm comm, int rank, const HubOptions& o, std:
       cfg.max_readers_per_source = o.max_readers_per_source;
       auto secret = coord::ClientAuth::from_environment().token;
       if (secret.empty()) secret = coord::generate_token();
-      host = std::make_unique<CoordinatorHost>(cfg, CoordinatorHost::listen_host(one_host), secret,
-                                                o.metrics_address);
+      host = std::make_unique<CoordinatorHost>(cfg, CoordinatorHost::listen_host(one_host), secret, o.metrics_address);
       mine = host->address() + "\n" + secret;
     } catch (const std::exception& e) {
       mine = std::string("!") + e.what();
