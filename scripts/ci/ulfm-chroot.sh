@@ -53,7 +53,8 @@ TARGETS=${TENSORHUB_ULFM_TARGETS:-test_hub test_consistency test_retention test_
 JOBS=${JOBS:-$(nproc)}
 PKGS="g++ cmake ninja-build ccache pkg-config python3 procps libopenmpi-dev openmpi-bin libucx-dev
   libhwloc-dev libhdf5-openmpi-dev libboost-program-options-dev libgtest-dev libgmock-dev
-  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler nlohmann-json3-dev libxxhash-dev"
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler nlohmann-json3-dev libxxhash-dev
+  libcpp-httplib-dev"  # keep in step with scripts/bootstrap.sh BUILD_PACKAGES (the coordinator metrics endpoint)
 t0=$SECONDS
 step() { echo "== ulfm-chroot [$((SECONDS - t0)) s] $*"; }
 
