@@ -158,7 +158,7 @@ struct GrpcClient::Impl {
   // One unary call with a deadline; a non-OK status becomes a typed exception. With several
   // addresses, UNAVAILABLE (down, or a passive standby) moves on to the next one, round and
   // round until the deadline: a standby that takes over within the deadline is found. With one
-  // address, UNAVAILABLE is retried for about a second before it is reported.
+  // address, UNAVAILABLE is retried for up to 5 s before it is reported.
   template <class Req, class Rep>
   Rep call(const char* rpc, Method<Req, Rep> method, const Req& request, std::chrono::milliseconds deadline) const {
     const auto start = std::chrono::steady_clock::now();
@@ -177,8 +177,10 @@ struct GrpcClient::Impl {
       if (status.error_code() != grpc::StatusCode::UNAVAILABLE) throw_status(rpc, status, t.address);
       if (targets.size() == 1) {
         // One coordinator: a connection that failed to come up (e.g. a handshake that timed out
-        // on a loaded host) is tried again for up to kSingleRetry, then reported.
-        constexpr std::chrono::milliseconds kSingleRetry{1000};
+        // on a loaded host) is tried again for up to kSingleRetry, then reported. gRPC reconnects
+        // after a backoff (1 s, then x1.6): 5 s leave room for three more attempts (with 1 s,
+        // a reader started on a loaded host failed at its first RegisterWorker: fault_kill_holder).
+        constexpr std::chrono::milliseconds kSingleRetry{5000};
         constexpr std::chrono::milliseconds kPause{100};
         const auto now = std::chrono::steady_clock::now();
         if (now - start >= kSingleRetry || now + kPause >= end) throw_status(rpc, status, t.address);
