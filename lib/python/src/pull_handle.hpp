@@ -32,9 +32,13 @@ struct Progress {
       fn.release();  // the interpreter is gone: nothing to decrement
       return;
     }
-    py::gil_scoped_acquire gil;
-    fn = py::object();
-    error.reset();
+    try {
+      py::gil_scoped_acquire gil;
+      fn = py::object();
+      error.reset();
+    } catch (...) {
+      fn.release();  // no GIL to be had: leak the reference rather than crash
+    }
   }
   void operator()(std::uint64_t done, std::uint64_t total) {
     py::gil_scoped_acquire gil;
@@ -75,8 +79,12 @@ class PyPullHandle {
   PyPullHandle(PyPullHandle&&) = delete;
   PyPullHandle& operator=(PyPullHandle&&) = delete;
   ~PyPullHandle() {
-    py::gil_scoped_release nogil;
-    handle_ = PullHandle();  // cancels (and waits for) a pull still running; errors are logged
+    try {
+      py::gil_scoped_release nogil;
+      handle_ = PullHandle();  // cancels (and waits for) a pull still running; errors are logged
+    } catch (...) {
+      // releasing the GIL failed: handle_'s own destructor cancels, with the GIL held
+    }
   }
 
   [[nodiscard]] bool ready() const { return handle_.ready(); }
