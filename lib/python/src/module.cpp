@@ -2,8 +2,9 @@
 //
 // A thin layer over tensorhub::Hub (tensorhub/hub.hpp). Python code (tensorhub/_hub.py) turns
 // arrays into (name, dtype, shape, address, bytes) tuples and keeps the published objects alive;
-// this file builds tensorhub::Tensor views over those addresses, calls the Hub with the GIL
-// released, and maps the C++ error taxonomy (tensorhub/core/error.hpp) onto Python exceptions.
+// convert.hpp builds tensorhub::Tensor views over those addresses, this file calls the Hub with
+// the GIL released (pull_handle.hpp: asynchronous pulls and the progress callback), and maps the C++ error taxonomy
+// (tensorhub/core/error.hpp) onto Python exceptions.
 #include <mpi.h>
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
@@ -17,6 +18,8 @@
 #include <tuple>
 #include <vector>
 
+#include "convert.hpp"
+#include "pull_handle.hpp"
 #include "tensorhub/config.hpp"
 #include "tensorhub/hub.hpp"
 
@@ -24,31 +27,6 @@ namespace py = pybind11;
 
 namespace tensorhub::python {
 namespace {
-
-// (name, dtype name, shape, address, bytes) as tensorhub/_arrays.py builds them.
-using TensorTuple = std::tuple<std::string, std::string, std::vector<std::int64_t>, std::uintptr_t, std::uint64_t>;
-// (name, size, rank)
-using GroupTuple = std::tuple<std::string, std::uint32_t, std::uint32_t>;
-
-std::vector<Tensor> to_tensors(const std::vector<TensorTuple>& in) {
-  std::vector<Tensor> out;
-  out.reserve(in.size());
-  for (const auto& [name, dtype, shape, address, bytes] : in) {
-    Tensor t;
-    t.spec = TensorSpec{name, parse_dtype(dtype), shape};
-    t.data = reinterpret_cast<void*>(address);  // NOLINT(performance-no-int-to-ptr): from Python
-    t.bytes = bytes;
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
-std::optional<Group> to_group(const std::optional<GroupTuple>& g) {
-  if (!g) return std::nullopt;
-  return Group{std::get<0>(*g), std::get<1>(*g), std::get<2>(*g)};
-}
-
-Version to_version(const std::optional<std::uint64_t>& v) { return v ? Version::exact(*v) : Version::latest(); }
 
 // MPI for processes that are not MPI ranks: an Open MPI singleton (MPI_Init without mpirun),
 // initialised here unless mpi4py (or the application) already did. Returns true when this call
@@ -69,97 +47,6 @@ void finalize_mpi() {
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();
 }
-
-py::dict to_dict(const PullResult& r) {
-  py::dict d;
-  d["version"] = r.version;
-  d["bytes"] = r.bytes;
-  d["seconds"] = r.seconds;
-  d["origin_bytes"] = r.origin_bytes;
-  d["relay_bytes"] = r.relay_bytes;
-  d["failed_reads"] = r.failed_reads;
-  d["file_bytes"] = r.file_bytes;
-  d["local_bytes"] = r.local_bytes;
-  return d;
-}
-
-py::dict to_dict(const Manifest& m) {
-  py::list tensors;
-  for (const auto& t : m.tensors) {
-    py::dict e;
-    e["name"] = t.spec.name;
-    e["dtype"] = std::string(dtype_name(t.spec.dtype));
-    e["shape"] = t.spec.shape;
-    e["bytes"] = t.spec.bytes();
-    e["shard"] = t.shard;
-    e["num_chunks"] = t.num_chunks;
-    tensors.append(e);
-  }
-  py::dict d;
-  d["model"] = m.model;
-  d["version"] = m.version;
-  d["chunk_bytes"] = m.chunk_bytes;
-  d["num_shards"] = m.num_shards;
-  d["total_bytes"] = m.total_bytes();
-  d["tensors"] = tensors;
-  return d;
-}
-
-py::list to_list(const std::vector<ModelInfo>& models) {
-  py::list out;
-  for (const auto& m : models) {
-    py::list versions;
-    for (const auto& v : m.versions) {
-      py::list holders;
-      for (const auto& h : v.holder_list) {
-        py::dict hd;
-        hd["worker"] = h.worker;
-        hd["host"] = h.host;
-        hd["rank"] = h.rank;
-        hd["origin"] = h.origin;
-        hd["withdrawn"] = h.withdrawn;
-        hd["pins"] = h.pins;
-        hd["chunks_held"] = h.chunks_held;
-        hd["chunks_total"] = h.chunks_total;
-        holders.append(hd);
-      }
-      py::dict vd;
-      vd["version"] = v.version;
-      vd["committed"] = v.committed;
-      vd["readable"] = v.readable;
-      vd["retained"] = v.retained;
-      vd["holders"] = v.holders;
-      vd["origin_holders"] = v.origin_holders;
-      vd["pins"] = v.pins;
-      vd["bytes"] = v.bytes;
-      vd["snapshot"] = v.snapshot;
-      vd["holder_list"] = holders;
-      versions.append(vd);
-    }
-    py::dict md;
-    md["model"] = m.model;
-    md["versions"] = versions;
-    out.append(md);
-  }
-  return out;
-}
-
-// The progress callback runs on the pulling thread with the GIL released: it takes the GIL for
-// the Python call and stores the first exception the callable raises (re-raised after the pull;
-// later progress calls are skipped).
-struct Progress {
-  py::object fn;
-  std::shared_ptr<py::error_already_set> error;
-  void operator()(std::uint64_t done, std::uint64_t total) {
-    py::gil_scoped_acquire gil;
-    if (error) return;
-    try {
-      fn(done, total);
-    } catch (py::error_already_set& e) {
-      error = std::make_shared<py::error_already_set>(std::move(e));
-    }
-  }
-};
 
 class PyHub {
  public:
@@ -186,21 +73,33 @@ class PyHub {
 
   py::dict pull(const std::string& model, const std::optional<std::uint64_t>& version,
                 const std::vector<TensorTuple>& into, const std::optional<GroupTuple>& group, bool verify, bool relay,
-                const py::object& progress) {
+                const py::object& progress, const std::optional<double>& deadline_s) {
     const auto ts = to_tensors(into);
-    PullOptions o;
-    o.verify = verify;
-    o.relay = relay;
-    o.group = to_group(group);
-    Progress p{progress, nullptr};
-    if (!progress.is_none()) o.progress = [&p](std::uint64_t done, std::uint64_t total) { p(done, total); };
+    auto p = progress.is_none() ? nullptr : std::make_shared<Progress>(progress);
+    const auto o = make_pull_options(group, verify, relay, p, deadline_s);
     PullResult r;
     {
       py::gil_scoped_release nogil;
       r = hub_->pull(model, to_version(version), ts, o);
     }
-    if (p.error) throw *p.error;
+    if (p) p->rethrow();
     return to_dict(r);
+  }
+
+  // Starts the pull on a hub worker thread; the Python layer keeps `into`'s arrays alive.
+  std::unique_ptr<PyPullHandle> pull_async(const std::string& model, const std::optional<std::uint64_t>& version,
+                                           const std::vector<TensorTuple>& into, const std::optional<GroupTuple>& group,
+                                           bool verify, bool relay, const py::object& progress,
+                                           const std::optional<double>& deadline_s) {
+    const auto ts = to_tensors(into);
+    auto p = progress.is_none() ? nullptr : std::make_shared<Progress>(progress);
+    const auto o = make_pull_options(group, verify, relay, p, deadline_s);
+    PullHandle h;
+    {
+      py::gil_scoped_release nogil;  // starting joins ended workers, which may drop a Progress
+      h = hub_->pull_async(model, to_version(version), ts, o);
+    }
+    return std::make_unique<PyPullHandle>(std::move(h), std::move(p));
   }
 
   // The baseline of scripts/bench/python_pull.py: `iterations` C++ Hub::pull calls of `version`
@@ -220,8 +119,14 @@ class PyHub {
     return out;
   }
 
-  void unpublish(const std::string& model, std::uint64_t version) {
-    released([&] { hub_->unpublish(model, version); });
+  void unpublish(const std::string& model, std::uint64_t version, const std::optional<double>& timeout_s) {
+    released([&] {
+      if (timeout_s) {
+        hub_->unpublish(model, version, to_ms(*timeout_s));
+      } else {
+        hub_->unpublish(model, version);
+      }
+    });
   }
   void retain(const std::string& model, std::uint64_t version) {
     released([&] { hub_->retain(model, version); });
@@ -318,6 +223,7 @@ void register_errors(py::module_& m) {
   py::register_exception<HubClosed>(m, "HubClosed", user.ptr());
   auto& transport = py::register_exception<TransportError>(m, "TransportError", error.ptr());
   py::register_exception<TimeoutError>(m, "TimeoutError", transport.ptr());
+  py::register_exception<Cancelled>(m, "Cancelled", error.ptr());
   py::register_exception<ChecksumError>(m, "ChecksumError", error.ptr());
   py::register_exception<ContractViolation>(m, "ContractViolation", error.ptr());
 }
@@ -334,6 +240,12 @@ PYBIND11_MODULE(_tensorhub, m) {
   m.def("dtype_size", [](const std::string& name) { return tensorhub::dtype_size(tensorhub::parse_dtype(name)); });
   m.def("dtype_name",
         [](const std::string& name) { return std::string(tensorhub::dtype_name(tensorhub::parse_dtype(name))); });
+  py::class_<th::PyPullHandle>(m, "PullHandle")
+      .def("ready", &th::PyPullHandle::ready)
+      .def("wait", &th::PyPullHandle::wait, py::arg("timeout_s"))
+      .def_property_readonly("progress", &th::PyPullHandle::progress)
+      .def("result", &th::PyPullHandle::result)
+      .def("cancel", &th::PyPullHandle::cancel);
   m.attr("DEFAULT_CHUNK_BYTES") = tensorhub::kDefaultChunkBytes;
   m.attr("HAVE_UCX") = TENSORHUB_HAVE_UCX != 0;
   m.attr("VERSION") = TENSORHUB_VERSION;
@@ -351,6 +263,7 @@ PYBIND11_MODULE(_tensorhub, m) {
       .def("close", &th::PyHub::close)
       .def("publish", &th::PyHub::publish)
       .def("pull", &th::PyHub::pull)
+      .def("pull_async", &th::PyHub::pull_async)
       .def("cpp_pull_seconds", &th::PyHub::cpp_pull_seconds)
       .def("unpublish", &th::PyHub::unpublish)
       .def("retain", &th::PyHub::retain)

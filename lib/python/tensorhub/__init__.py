@@ -21,10 +21,12 @@ Trainer and rollout ranks of one MPI job::
 
 A plain process (not an MPI rank) joins a running ``tensorhub serve`` with
 ``tensorhub.Hub(address="host:7070")`` (or ``TENSORHUB_HUB``) over the ucx transport.
+Asynchronous pulls (prefetch into spare arrays): :meth:`Hub.pull_async` -> :class:`PullHandle`.
 Errors are :class:`Error` subclasses mirroring the C++ ones (tensorhub/core/error.hpp).
 """
 
 from ._tensorhub import (
+    Cancelled,
     ChecksumError,
     ContractViolation,
     Error,
@@ -37,16 +39,17 @@ from ._tensorhub import (
     UserError,
 )
 from ._arrays import NUMPY_DTYPES, Tensor
-from ._hub import Group, Hub, Manifest, PullResult, TensorInfo, parse_bytes
+from ._hub import Group, Hub, Manifest, PullHandle, PullResult, TensorInfo, parse_bytes
 
 __version__ = "0.1.0"
 
-for _cls in (ChecksumError, ContractViolation, Error, HubClosed, NotFoundError, OffloadRequired, TimeoutError,
+for _cls in (Cancelled, ChecksumError, ContractViolation, Error, HubClosed, NotFoundError, OffloadRequired, TimeoutError,
              TransportError, UnknownWorker, UserError):
     _cls.__module__ = "tensorhub"  # tracebacks name tensorhub.NotFoundError, not the extension
 del _cls
 
 __all__ = [
+    "Cancelled",
     "ChecksumError",
     "ContractViolation",
     "Error",
@@ -57,6 +60,7 @@ __all__ = [
     "NUMPY_DTYPES",
     "NotFoundError",
     "OffloadRequired",
+    "PullHandle",
     "PullResult",
     "Tensor",
     "TensorInfo",

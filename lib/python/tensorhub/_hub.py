@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping, Union
 import numpy as np
 
 from . import _arrays, _tensorhub
+from ._async import PullHandle, _seconds
 
 VersionArg = Union[int, str]
 
@@ -279,10 +280,12 @@ class Hub:
         self._impl.publish(model, v, [x.as_tuple() for x in vs], _group(group))
         self._published.setdefault((model, v), []).extend(x.owner for x in vs)
 
-    def unpublish(self, model: str, version: int) -> None:
+    def unpublish(self, model: str, version: int, timeout: float | None = None) -> None:
         """Withdraws this rank's reference; returns once no read of it is in flight, then
-        releases the arrays (they may be written again)."""
-        self._impl.unpublish(model, version)
+        releases the arrays (they may be written again). With ``timeout`` (seconds): TimeoutError
+        if reads are still in flight then; the reference is withdrawn (no new reads) but the
+        arrays are still read and stay referenced: call unpublish again to wait for the rest."""
+        self._impl.unpublish(model, version, _seconds(timeout, "timeout"))
         self._published.pop((model, version), None)
 
     def retain(self, model: str, version: int) -> None:
@@ -297,11 +300,12 @@ class Hub:
     # ---- reading ---------------------------------------------------------------------------
     def pull(self, model: str, version: VersionArg = "latest", into: Mapping[str, Any] | None = None,
              group: Group | None = None, verify: bool = True, relay: bool = True,
-             progress: Callable[[int, int], Any] | None = None) -> PullResult:
+             progress: Callable[[int, int], Any] | None = None, deadline: float | None = None) -> PullResult:
         """Reads a version. With ``into`` (name -> array, C-contiguous, writable, dtype and shape
         as in the manifest) fills those arrays in place (a subset of the tensors is fine);
         without, allocates NumPy arrays for every tensor (bf16 as uint16 words).
-        ``progress(done, total)`` is called as bytes arrive.
+        ``progress(done, total)`` is called as bytes arrive. ``deadline`` (seconds) bounds the
+        transfer (TimeoutError; None: the hub's ``pull_deadline``).
 
         With ``relay`` the filled memory serves later readers until the next pull into it,
         :meth:`stop_relaying` or :meth:`close` (the hub keeps it alive until then); arrays
@@ -324,11 +328,49 @@ class Hub:
         else:
             vs = _arrays.views(into, writable=True)
         r = self._impl.pull(model, v, [x.as_tuple() for x in vs], _group(group), bool(verify), bool(relay),
-                            progress)
+                            progress, _seconds(deadline, "deadline"))
         if relay:
             for x in vs:
                 self._relaying[x.address] = x
         return PullResult(tensors=dict(into), **r)
+
+    def pull_async(self, model: str, version: VersionArg = "latest", into: Mapping[str, Any] | None = None,
+                   group: Group | None = None, verify: bool = True, relay: bool = True,
+                   progress: Callable[[int, int], Any] | None = None,
+                   deadline: float | None = None) -> PullHandle:
+        """:meth:`pull`, started on a hub worker thread: returns a :class:`PullHandle` at once
+        (errors of the call itself, such as a wrong shape, are raised here). Several pulls may be
+        in flight (other models, or one model into other arrays: arrays overlapping a pull in
+        flight are a UserError), and every other call may be made meanwhile. The arrays belong to
+        the pull until the handle is ready or ``cancel()`` returns. ``into`` is required:
+        prefetching needs buffers you own (allocate them once, e.g. from :meth:`manifest`).
+
+        ``progress(done, total)`` runs on the hub worker thread, holding the GIL: keep it short and
+        never call this Hub from it (it may run while the hub's API mutex is held: deadlock).
+        Over ``mpi_rma`` MPI must provide MPI_THREAD_MULTIPLE.
+
+        Prefetch and swap::
+
+            nxt = hub.pull_async("policy", "latest", into=spare)
+            generate(cur)                              # the pull runs meanwhile
+            if nxt.ready():
+                held = nxt.result().version            # raises the pull's error
+                cur, spare = spare, cur                # cur keeps relaying until pulled into again
+        """
+        if into is None:
+            raise _tensorhub.UserError(
+                "pull_async needs into= (name -> array): allocate the buffer sets once (e.g. from "
+                "hub.manifest(model)) and reuse them; use pull(into=None) for fresh arrays")
+        v = _version(version)
+        vs = _arrays.views(into, writable=True)
+        impl = self._impl.pull_async(model, v, [x.as_tuple() for x in vs], _group(group), bool(verify),
+                                     bool(relay), progress, _seconds(deadline, "deadline"))
+        if relay:
+            # A finished pull relays from these arrays: the hub keeps them alive until the relay
+            # ends (next pull into them, stop_relaying, close), whether or not the handle is kept.
+            for x in vs:
+                self._relaying[x.address] = x
+        return PullHandle(impl, into)
 
     def stop_relaying(self, tensors: Mapping[str, Any]) -> None:
         """Stops relaying from these arrays (waiting for reads in flight) and releases them."""

@@ -1,0 +1,109 @@
+// Conversions between the Python side's tuples/dicts and the C++ API types (convert.hpp).
+#include "convert.hpp"
+
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace tensorhub::python {
+
+std::vector<Tensor> to_tensors(const std::vector<TensorTuple>& in) {
+  std::vector<Tensor> out;
+  out.reserve(in.size());
+  for (const auto& [name, dtype, shape, address, bytes] : in) {
+    Tensor t;
+    t.spec = TensorSpec{name, parse_dtype(dtype), shape};
+    t.data = reinterpret_cast<void*>(address);  // NOLINT(performance-no-int-to-ptr): from Python
+    t.bytes = bytes;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::optional<Group> to_group(const std::optional<GroupTuple>& g) {
+  if (!g) return std::nullopt;
+  return Group{std::get<0>(*g), std::get<1>(*g), std::get<2>(*g)};
+}
+
+Version to_version(const std::optional<std::uint64_t>& v) { return v ? Version::exact(*v) : Version::latest(); }
+
+py::dict to_dict(const PullResult& r) {
+  py::dict d;
+  d["version"] = r.version;
+  d["bytes"] = r.bytes;
+  d["seconds"] = r.seconds;
+  d["origin_bytes"] = r.origin_bytes;
+  d["relay_bytes"] = r.relay_bytes;
+  d["failed_reads"] = r.failed_reads;
+  d["file_bytes"] = r.file_bytes;
+  d["local_bytes"] = r.local_bytes;
+  return d;
+}
+
+py::dict to_dict(const Manifest& m) {
+  py::list tensors;
+  for (const auto& t : m.tensors) {
+    py::dict e;
+    e["name"] = t.spec.name;
+    e["dtype"] = std::string(dtype_name(t.spec.dtype));
+    e["shape"] = t.spec.shape;
+    e["bytes"] = t.spec.bytes();
+    e["shard"] = t.shard;
+    e["num_chunks"] = t.num_chunks;
+    tensors.append(e);
+  }
+  py::dict d;
+  d["model"] = m.model;
+  d["version"] = m.version;
+  d["chunk_bytes"] = m.chunk_bytes;
+  d["num_shards"] = m.num_shards;
+  d["total_bytes"] = m.total_bytes();
+  d["tensors"] = tensors;
+  return d;
+}
+
+py::list to_list(const std::vector<ModelInfo>& models) {
+  py::list out;
+  for (const auto& m : models) {
+    py::list versions;
+    for (const auto& v : m.versions) {
+      py::list holders;
+      for (const auto& h : v.holder_list) {
+        py::dict hd;
+        hd["worker"] = h.worker;
+        hd["host"] = h.host;
+        hd["rank"] = h.rank;
+        hd["origin"] = h.origin;
+        hd["withdrawn"] = h.withdrawn;
+        hd["pins"] = h.pins;
+        hd["chunks_held"] = h.chunks_held;
+        hd["chunks_total"] = h.chunks_total;
+        holders.append(hd);
+      }
+      py::dict vd;
+      vd["version"] = v.version;
+      vd["committed"] = v.committed;
+      vd["readable"] = v.readable;
+      vd["retained"] = v.retained;
+      vd["holders"] = v.holders;
+      vd["origin_holders"] = v.origin_holders;
+      vd["pins"] = v.pins;
+      vd["bytes"] = v.bytes;
+      vd["snapshot"] = v.snapshot;
+      vd["holder_list"] = holders;
+      versions.append(vd);
+    }
+    py::dict md;
+    md["model"] = m.model;
+    md["versions"] = versions;
+    out.append(md);
+  }
+  return out;
+}
+
+std::chrono::milliseconds to_ms(double seconds) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(std::max(0.0, seconds) * 1e3)));
+}
+
+}  // namespace tensorhub::python

@@ -1,0 +1,34 @@
+// Conversions between the Python side's tuples/dicts and the C++ API types (module.cpp).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tensorhub/hub.hpp"
+
+namespace tensorhub::python {
+
+namespace py = pybind11;
+
+// (name, dtype name, shape, address, bytes) as tensorhub/_arrays.py builds them.
+using TensorTuple = std::tuple<std::string, std::string, std::vector<std::int64_t>, std::uintptr_t, std::uint64_t>;
+// (name, size, rank)
+using GroupTuple = std::tuple<std::string, std::uint32_t, std::uint32_t>;
+
+std::vector<Tensor> to_tensors(const std::vector<TensorTuple>& in);
+std::optional<Group> to_group(const std::optional<GroupTuple>& g);
+Version to_version(const std::optional<std::uint64_t>& v);
+py::dict to_dict(const PullResult& r);
+py::dict to_dict(const Manifest& m);
+py::list to_list(const std::vector<ModelInfo>& models);
+// Seconds (Python float) -> milliseconds, rounded up (a positive deadline stays positive);
+// negative values were rejected by the Python layer.
+std::chrono::milliseconds to_ms(double seconds);
+
+}  // namespace tensorhub::python
