@@ -26,7 +26,7 @@ class MalformedRequest final : public ex::Interceptor {
   }
 
  private:
-  grpc::Status answer() const {
+  [[nodiscard]] grpc::Status answer() const {
     try {
       if (const auto* ctx = info_->server_context()) (void)gate_.authenticate(*ctx);
     } catch (const Denied& e) {
