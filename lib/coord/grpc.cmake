@@ -56,6 +56,7 @@ add_library(tensorhub_coord_grpc
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_status.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_workers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_long_polls.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/src/grpc_malformed.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_server.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/standby.cpp)
 add_library(TensorHub::coord_grpc ALIAS tensorhub_coord_grpc)

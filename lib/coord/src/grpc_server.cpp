@@ -6,10 +6,12 @@
 #include <functional>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "grpc_auth.hpp"
 #include "grpc_codec.hpp"
 #include "grpc_long_polls.hpp"
+#include "grpc_malformed.hpp"
 #include "tensorhub.grpc.pb.h"
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/core/log.hpp"
@@ -300,6 +302,10 @@ struct GrpcServer::Impl {
     grpc::ResourceQuota quota;
     quota.SetMaxThreads(options.max_threads);
     builder.SetResourceQuota(quota);
+    // A body that does not parse: INVALID_ARGUMENT with a message, not gRPC's bare INTERNAL.
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+    interceptors.push_back(malformed_request_interceptor(service.gate()));
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
     server = builder.BuildAndStart();
     if (!server || port == 0) {
       if (server) server->Shutdown();

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "read_bounds.hpp"
 #include "src/coalesce.hpp"
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/core/log.hpp"
@@ -90,6 +91,13 @@ MpiRmaTransport::MpiRmaTransport(MPI_Comm comm, std::string job_tag, std::uint64
     warn_if_dynamic_windows_are_unreliable(rank);
     window_.lock_all();
   }
+  // Every rank's pool (0: dynamic window), to check the descriptors readers receive.
+  int ranks = 0;
+  mpi::check(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
+  const std::uint64_t mine = pool_ ? pool_->capacity() : 0;
+  pool_bytes_.assign(static_cast<std::size_t>(ranks), 0);
+  mpi::check(MPI_Allgather(&mine, 1, MPI_UINT64_T, pool_bytes_.data(), 1, MPI_UINT64_T, comm),
+             "MPI_Allgather(pool sizes)");
   progress_comm_ = mpi::Comm::duplicate(comm);
   if (period.count() > 0 && level < MPI_THREAD_MULTIPLE) {
     if (rank == 0) {
@@ -218,11 +226,9 @@ std::unique_ptr<Exposure> MpiRmaTransport::expose(std::span<const MemoryRange> r
 
 void MpiRmaTransport::post(const ReadOp& op) {
   const int target = target_rank(op.endpoint);
-  const Region region = decode_region(op.descriptor);
-  if (op.offset > region.bytes || op.length > region.bytes - op.offset) {
-    throw TransportError("read past the end of a region exposed by " + op.endpoint);
-  }
-  const auto disp = static_cast<MPI_Aint>(region.address + op.offset);
+  // Checked against the holder's registered pool before MPI sees it (a bad one fails this read).
+  const auto disp = static_cast<MPI_Aint>(
+      checked_displacement(decode_region(op.descriptor), op.offset, op.length, target, pool_bytes_, op.endpoint));
   std::lock_guard lock(mu_);
   if (ft_) {
     const auto request = ft_->rget(op.dst, op.length, target, disp);

@@ -77,6 +77,7 @@ class MpiRmaTransport final : public Transport {
   std::optional<FaultTolerantWindow> ft_;  // fault-tolerant mode
   std::optional<Pool> pool_;               // pool and fault-tolerant modes
   Attachments attached_;                   // dynamic mode
+  std::vector<std::uint64_t> pool_bytes_;  // per rank (0: dynamic), gathered at construction
   // mu_ guards reads_ and failed_posts_: in_flight() may be asked from any thread.
   mutable std::mutex mu_;
   RequestSet reads_;
