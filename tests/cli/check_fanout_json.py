@@ -11,6 +11,8 @@ Prints one line per method and "fanout json: ok"; exits 1 with the reason otherw
 import json
 import sys
 
+STAGES = {"resolve_s", "transfer_s", "no_source_s", "verify_s"}
+
 
 def fail(msg):
     print(f"fanout json: FAIL: {msg}")
@@ -41,6 +43,15 @@ def main(argv):
             rs = r["readers"]
             if len(rs) != readers or not all(x["verified"] and x["seconds"] > 0 for x in rs):
                 fail(f"{name}: reader results {rs}")
+            # Byte counts are JSON integers; a hub pull reports its stages (PullResult).
+            for x in rs:
+                if not all(isinstance(x[k], int) for k in ("rank", "origin_bytes", "relay_bytes")):
+                    fail(f"{name}: counts not integers: {x}")
+                stages = set(x.get("stages", {}))
+                if (name == "tensorhub") != bool(stages) or stages and stages != STAGES:
+                    fail(f"{name}: stages {x.get('stages')}")
+            if r["trainer_bytes"] is not None and not isinstance(r["trainer_bytes"], int):
+                fail(f"{name}: trainer_bytes {r['trainer_bytes']} is not an integer")
         if not m["last_reader_s"] > 0 or m["mean_reader_s"] > m["last_reader_s"] + 1e-9:
             fail(f"{name}: times {m['last_reader_s']} / {m['mean_reader_s']}")
         if link != isinstance(m["last_ratio"], (int, float)):

@@ -21,10 +21,25 @@ mport=$(sed -n 's|.*metrics at http://[^:]*:\([0-9]*\)/metrics.*|\1|p' "$log")
 [[ -n "$port" && -n "$mport" ]] || { echo "serve did not start:"; cat "$log"; exit 1; }
 export TENSORHUB_HUB=127.0.0.1:$port
 "$mpiexec" -n 4 "$@" -x TENSORHUB_HUB "$bin" demo --trainers 1 --size 8MiB --tensors 12 --versions 2 \
-  --trace "$dir/trace.json" >"$dir/demo.log" 2>&1 || { cat "$dir/demo.log"; exit 1; }
+  --trace "$dir/trace.json" --json "$dir/demo.json" >"$dir/demo.log" 2>&1 || { cat "$dir/demo.log"; exit 1; }
 grep -q "every pull verified" "$dir/demo.log" || { cat "$dir/demo.log"; exit 1; }
 grep -q "trace of 4 ranks written to" "$dir/demo.log" || { cat "$dir/demo.log"; exit 1; }
 if ls "$dir"/trace.rank* >/dev/null 2>&1; then echo "per-rank trace files left behind"; exit 1; fi
+# demo --json: byte counts as integers, every pull's stages, each version's publish commit latency.
+python3 - "$dir/demo.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["steps"]) == 2, d
+for s in d["steps"]:
+    assert isinstance(s["trainer_bytes_sent"], int) and isinstance(s["relayed_bytes"], int), s
+    assert s["publish"]["commit_ms"] > 0 and s["publish"]["publish_ms"] > 0, s
+    assert [p["rank"] for p in s["pulls"]] == [2, 3], s
+    for p in s["pulls"]:
+        assert all(isinstance(p[k], int) for k in ("rank", "version", "bytes", "origin_bytes", "relay_bytes")), p
+        st = p["stages"]
+        assert set(st) == {"resolve_s", "transfer_s", "no_source_s", "verify_s"}, p
+        assert st["transfer_s"] > 0 and st["verify_s"] > 0 and st["no_source_s"] <= st["transfer_s"], p
+PY
 
 python3 - "$mport" "$dir/metrics.txt" <<'PY'
 import sys, urllib.request

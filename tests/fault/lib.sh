@@ -23,6 +23,12 @@ fail() {
 }
 
 now() { date +%s.%N | cut -c1-14; }
+# Seconds from epoch time T0 to the time of day on a pull line ("14:05:46.123 UTC", the same day
+# within 12 h either way: a run across midnight still gives the right difference).
+since() { python3 -c "
+h, m, s = '$2'.split(':')
+d = (int(h) * 3600 + int(m) * 60 + float(s) - $1 % 86400) % 86400
+print(f'{d - 86400 if d > 43200 else d:.3f}')"; }
 
 spawn() {
   local name=$1

@@ -6,22 +6,30 @@
 namespace tensorhub::cli::bench {
 namespace {
 
-constexpr std::size_t kRecordFields = 7;
+constexpr std::size_t kRecordFields = 11;
+
+void set_stages(PullRecord& r, const PullResult& got) {
+  r.resolve_s = got.resolve_seconds;
+  r.transfer_s = got.transfer_seconds;
+  r.no_source_s = got.no_source_seconds;
+  r.verify_s = got.verify_seconds;
+}
 
 }  // namespace
 
 std::vector<std::vector<PullRecord>> gather_records(const std::vector<PullRecord>& mine) {
   std::vector<double> flat;
   for (const auto& r : mine) {
-    flat.insert(flat.end(),
-                {r.at, r.seconds, r.version, r.origin_bytes, r.relay_bytes, r.verified, static_cast<double>(r.kind)});
+    flat.insert(flat.end(), {r.at, r.seconds, r.version, r.origin_bytes, r.relay_bytes, r.verified,
+                             static_cast<double>(r.kind), r.resolve_s, r.transfer_s, r.no_source_s, r.verify_s});
   }
   std::vector<std::vector<PullRecord>> out;
   for (const auto& row : gather_rows(MPI_COMM_WORLD, flat)) {
     out.emplace_back();
     for (std::size_t i = 0; i + kRecordFields <= row.size(); i += kRecordFields) {
       out.back().push_back(PullRecord{row[i], row[i + 1], row[i + 2], row[i + 3], row[i + 4], row[i + 5],
-                                      static_cast<PullRecord::Kind>(static_cast<int>(row[i + 6]))});
+                                      static_cast<PullRecord::Kind>(static_cast<int>(row[i + 6])), row[i + 7],
+                                      row[i + 8], row[i + 9], row[i + 10]});
     }
   }
   return out;
@@ -29,14 +37,22 @@ std::vector<std::vector<PullRecord>> gather_records(const std::vector<PullRecord
 
 nlohmann::json record_json(const PullRecord& r, std::optional<double> sr) {
   static const char* kinds[] = {"first", "pull", "nothing-new", "broadcast"};
-  return {{"at_s", r.at},
-          {"seconds", r.seconds},
-          {"ratio", ratio_json(r.seconds, sr)},
-          {"kind", kinds[static_cast<int>(r.kind) & 3]},
-          {"version", static_cast<std::uint64_t>(r.version)},
-          {"origin_bytes", r.origin_bytes},
-          {"relay_bytes", r.relay_bytes},
-          {"verified", r.verified == 1}};
+  nlohmann::json j{{"at_s", r.at},
+                   {"seconds", r.seconds},
+                   {"ratio", ratio_json(r.seconds, sr)},
+                   {"kind", kinds[static_cast<int>(r.kind) & 3]},
+                   {"version", static_cast<std::uint64_t>(r.version)},
+                   {"origin_bytes", static_cast<std::uint64_t>(r.origin_bytes)},
+                   {"relay_bytes", static_cast<std::uint64_t>(r.relay_bytes)},
+                   {"verified", r.verified == 1}};
+  // A hub pull's stages (a broadcast or a step with nothing new has none).
+  if (r.kind == PullRecord::kFirst || r.kind == PullRecord::kPull) {
+    j["stages"] = {{"resolve_s", r.resolve_s},
+                   {"transfer_s", r.transfer_s},
+                   {"no_source_s", r.no_source_s},
+                   {"verify_s", r.verify_s}};
+  }
+  return j;
 }
 
 LoopRig::LoopRig(const CommonFlags& f, const Model& m, bool rollout_spare) {
@@ -88,6 +104,7 @@ PullRecord LoopRig::pull_latest(Clock::time_point t0, PullRecord::Kind kind) {
   r.origin_bytes = static_cast<double>(got.origin_bytes);
   r.relay_bytes = static_cast<double>(got.relay_bytes);
   r.verified = arena().matches(got.version) ? 1 : 0;
+  set_stages(r, got);
   held_ = got.version;
   return r;
 }
@@ -126,6 +143,7 @@ PullRecord LoopRig::prefetch_step(Clock::time_point t0) {
     r.origin_bytes = static_cast<double>(got.origin_bytes);
     r.relay_bytes = static_cast<double>(got.relay_bytes);
     r.verified = arena().matches(got.version) ? 1 : 0;
+    set_stages(r, got);
   }
   const auto latest = hub_->latest(model_);
   if (latest && (!held_ || *latest > *held_)) {

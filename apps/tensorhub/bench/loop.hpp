@@ -24,6 +24,11 @@ struct PullRecord {
   double relay_bytes = 0;
   double verified = 0;
   Kind kind = kPull;
+  // The pull's stages (PullResult): resolve, transfer, no source within it, verification.
+  double resolve_s = 0;
+  double transfer_s = 0;
+  double no_source_s = 0;
+  double verify_s = 0;
 };
 
 // Every rank's records at rank 0 (empty elsewhere); collective.

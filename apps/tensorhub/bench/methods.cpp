@@ -18,8 +18,9 @@ constexpr const char* kModel = "bench";
 constexpr int kTagStar = 1000;
 constexpr int kTagUpload = 2000;
 constexpr int kTagDownload = 3000;
-// Per rank and round: seconds, verified, origin bytes, relay bytes, then (storage) its phases.
-constexpr std::size_t kFields = 4;
+// Per rank and round: seconds, verified, origin bytes, relay bytes, the hub pull's stages
+// (resolve, transfer, no source, verify), then (storage) its phases.
+constexpr std::size_t kFields = 8;
 
 int world_rank() {
   int r = 0;
@@ -217,6 +218,10 @@ Round FanoutRig::run(Method method, std::uint64_t version) {
     mine[1] = arena_->matches(version) && arena_digest(*arena_) == digest ? 1 : 0;
     mine[2] = static_cast<double>(pulled.origin_bytes);
     mine[3] = static_cast<double>(pulled.relay_bytes);
+    mine[4] = pulled.resolve_seconds;
+    mine[5] = pulled.transfer_seconds;
+    mine[6] = pulled.no_source_seconds;
+    mine[7] = pulled.verify_seconds;
   }
   const auto rows = gather_rows(MPI_COMM_WORLD, mine);
   if (!trainer) return round;
@@ -227,7 +232,10 @@ Round FanoutRig::run(Method method, std::uint64_t version) {
   for (int r = 1; r < layout_.world; ++r) {
     const auto& row = rows[static_cast<std::size_t>(r)];
     if (r == layout_.storage && row.size() == kFields + 3) {
-      round.store = {{"seconds", row[0]}, {"upload_s", row[4]}, {"write_s", row[5]}, {"read_files_s", row[6]}};
+      round.store = {{"seconds", row[0]},
+                     {"upload_s", row[kFields]},
+                     {"write_s", row[kFields + 1]},
+                     {"read_files_s", row[kFields + 2]}};
     }
     if (!layout_.is_reader(r)) continue;
     round.ranks.push_back(r);
@@ -235,6 +243,10 @@ Round FanoutRig::run(Method method, std::uint64_t version) {
     round.verified.push_back(row[1] == 1);
     round.origin_bytes.push_back(row[2]);
     round.relay_bytes.push_back(row[3]);
+    if (method == Method::kTensorHub) {
+      round.stages.push_back(
+          {{"resolve_s", row[4]}, {"transfer_s", row[5]}, {"no_source_s", row[6]}, {"verify_s", row[7]}});
+    }
     origin += row[2];
   }
   const auto n = static_cast<double>(layout_.readers());

@@ -46,6 +46,7 @@ struct Round {
   std::vector<double> origin_bytes;
   std::vector<double> relay_bytes;
   std::vector<bool> verified;
+  std::vector<nlohmann::json> stages;  // per reader, hub pulls only: PullResult's stage seconds
   std::optional<double> trainer_bytes;
   std::string trainer_bytes_source;
   nlohmann::json traffic;  // Counters::stop

@@ -1,5 +1,6 @@
 // Round: one method's result as rank 0 sees it, and the summary over a method's rounds.
 #include <algorithm>
+#include <cmath>
 
 #include "bench/methods.hpp"
 
@@ -18,10 +19,12 @@ nlohmann::json Round::to_json(const Model& m, std::optional<double> sr) const {
                        {"seconds", seconds[i]},
                        {"ratio", ratio_json(seconds[i], sr)},
                        {"verified", static_cast<bool>(verified[i])},
-                       {"origin_bytes", origin_bytes[i]},
-                       {"relay_bytes", relay_bytes[i]}});
+                       {"origin_bytes", static_cast<std::uint64_t>(origin_bytes[i])},
+                       {"relay_bytes", static_cast<std::uint64_t>(relay_bytes[i])}});
+    if (i < stages.size()) readers.back()["stages"] = stages[i];
   }
-  const auto tb = trainer_bytes ? nlohmann::json(*trainer_bytes) : nlohmann::json();
+  // Byte counts as JSON integers (they travel as doubles in the gathers; exact below 2^53).
+  const auto tb = trainer_bytes ? nlohmann::json(static_cast<std::uint64_t>(*trainer_bytes)) : nlohmann::json();
   return {{"method", method},
           {"version", version},
           {"last_reader_s", last()},
@@ -51,7 +54,7 @@ nlohmann::json summarize(const std::vector<Round>& rounds, const Model& m, std::
     each.push_back(r.to_json(m, sr));
   }
   const bool counted = !rounds.empty() && trainer.size() == rounds.size();
-  const auto tb = counted ? nlohmann::json(mean(trainer)) : nlohmann::json();
+  const auto tb = counted ? nlohmann::json(std::llround(mean(trainer))) : nlohmann::json();  // whole bytes
   return {{"method", rounds.empty() ? "" : rounds.front().method},
           {"last_reader_s", median(last)},
           {"last_ratio", ratio_json(median(last), sr)},

@@ -164,7 +164,7 @@ nlohmann::json summarize_mode(const std::string& mode, const std::vector<std::ve
     steps.push_back(static_cast<double>(recs.size()));
     rollouts.push_back({{"rank", r},
                         {"steps", recs.size()},
-                        {"updates", pulled},
+                        {"updates", static_cast<std::uint64_t>(pulled)},
                         {"stall_s", stall},
                         {"stall_per_update_s", per_update.back()},
                         {"records", recs}});

@@ -7,6 +7,7 @@
 // swaps; the stall is only the wait left after generation.
 #include <mpi.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
@@ -41,8 +42,14 @@ struct DemoConfig {
 };
 
 // Per rollout and version: seconds, bytes, origin bytes, relay bytes, version read, stall (the
-// wait for the weights after generation: the whole pull without --prefetch).
-constexpr int kFields = 6;
+// wait for the weights after generation: the whole pull without --prefetch), the pull's stages
+// (resolve, transfer, no source, verify); per trainer and version: its publish call's seconds and
+// wall-clock start and end (the version commits with the last shard).
+constexpr int kFields = 13;
+
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 int run_demo(const DemoConfig& c, int rank) {
   int size = 0;
@@ -101,7 +108,12 @@ int run_demo(const DemoConfig& c, int rank) {
     if (trainer) {
       Arena& a = arenas[step % 2];
       a.fill(step);
+      double* f = &mine[(step - 1) * kFields];
+      const auto tp = std::chrono::steady_clock::now();
+      f[11] = wall_seconds();
       hub->publish("policy", step, a.tensors(), Group::of(trainers.get(), "trainer"));
+      f[10] = std::chrono::duration<double>(std::chrono::steady_clock::now() - tp).count();
+      f[12] = wall_seconds();
       if (step > 1) hub->unpublish("policy", step - 1);  // waits for readers of step-1
     }
     if (rollout) {
@@ -135,6 +147,10 @@ int run_demo(const DemoConfig& c, int rank) {
       f[2] = static_cast<double>(r.origin_bytes);
       f[3] = static_cast<double>(r.relay_bytes);
       f[4] = static_cast<double>(r.version);
+      f[6] = r.resolve_seconds;
+      f[7] = r.transfer_seconds;
+      f[8] = r.no_source_seconds;
+      f[9] = r.verify_seconds;
     }
     mpi::sleepy_barrier(MPI_COMM_WORLD);  // one training step per round
   }
@@ -164,24 +180,39 @@ int run_demo(const DemoConfig& c, int rank) {
     double relay = 0;
     std::vector<std::string> row{std::to_string(s + 1), format_bytes(model_bytes)};
     nlohmann::json js{{"step", s + 1}, {"pulls", nlohmann::json::array()}};
+    // Publish: the slowest shard's call and the commit latency, from the first shard's call to
+    // the last shard's return (hosts' wall clocks).
+    double slowest = 0;
+    double first_in = 1e300;
+    double last_out = 0;
+    for (std::uint32_t t = 1; t <= c.trainers; ++t) {
+      const double* f = &all[static_cast<std::size_t>(t) * mine.size() + s * kFields];
+      slowest = std::max(slowest, f[10]);
+      first_in = std::min(first_in, f[11]);
+      last_out = std::max(last_out, f[12]);
+    }
+    js["publish"] = {{"publish_ms", slowest * 1e3}, {"commit_ms", (last_out - first_in) * 1e3}};
+    const auto u = [](double x) { return static_cast<std::uint64_t>(x); };  // exact below 2^53
     for (int r = 0; r < rollouts; ++r) {
       const double* f = &all[static_cast<std::size_t>(c.trainers + 1 + r) * mine.size() + s * kFields];
       origin += f[2];
       relay += f[3];
       row.push_back(fmt(f[0], 3) + " (" + fmt(f[1] / f[0] / 1e9, 2) + ")");
-      js["pulls"].push_back({{"rank", c.trainers + 1 + r},
-                             {"version", static_cast<std::uint64_t>(f[4])},
-                             {"seconds", f[0]},
-                             {"bytes", f[1]},
-                             {"gbps", f[1] / f[0] / 1e9},
-                             {"origin_bytes", f[2]},
-                             {"relay_bytes", f[3]},
-                             {"stall_s", f[5]}});
+      js["pulls"].push_back(
+          {{"rank", c.trainers + 1 + r},
+           {"version", static_cast<std::uint64_t>(f[4])},
+           {"seconds", f[0]},
+           {"bytes", u(f[1])},
+           {"gbps", f[1] / f[0] / 1e9},
+           {"origin_bytes", u(f[2])},
+           {"relay_bytes", u(f[3])},
+           {"stall_s", f[5]},
+           {"stages", {{"resolve_s", f[6]}, {"transfer_s", f[7]}, {"no_source_s", f[8]}, {"verify_s", f[9]}}}});
     }
     row.push_back(format_bytes(static_cast<std::uint64_t>(origin)));
     row.push_back(format_bytes(static_cast<std::uint64_t>(relay)));
-    js["trainer_bytes_sent"] = origin;
-    js["relayed_bytes"] = relay;
+    js["trainer_bytes_sent"] = u(origin);
+    js["relayed_bytes"] = u(relay);
     j["steps"].push_back(js);
     table.add(row);
   }

@@ -41,6 +41,7 @@ struct PullConfig {
   bool group = false;
   bool check_pattern = false;
   bool overwrite = false;
+  bool progress = false;  // --progress: draw the progress line even without a terminal
   std::string out;
   std::string json;
   HubFlags hub;
@@ -63,9 +64,6 @@ std::optional<std::uint64_t> parse_version(const std::string& s) {
 
 // Waits up to `wait` until the version (or any version, for latest) is readable and returns its
 // manifest; a version published a little after this job started is the normal case.
-double unix_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 Manifest wait_for_manifest(Hub& hub, const std::string& model, std::optional<std::uint64_t> want,
                            std::chrono::milliseconds wait, bool lead) {
@@ -205,7 +203,7 @@ int run_pull(const PullConfig& c, Role role) {
       throw TimeoutError("no version of '" + c.model + "' newer than v" + std::to_string(*last) + " within " +
                          fmt(c.wait, 0) + " s (following until v" + std::to_string(*c.follow) + ")");
     }
-    ProgressLine bar("pulling '" + c.model + "'", lead);
+    ProgressLine bar("pulling '" + c.model + "'", lead, c.progress);
     po.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
     PullResult r;
     try {
@@ -217,8 +215,8 @@ int run_pull(const PullConfig& c, Role role) {
       if (!c.keep_going || !lost) throw;
       bar.finish();
       ++failures;
-      std::printf("rank %d: pull of '%s' failed at %.3f: %s (going on)\n", job.world_rank, c.model.c_str(),
-                  unix_seconds(), e.what());
+      std::printf("rank %d: pull of '%s' failed at %s: %s (going on)\n", job.world_rank, c.model.c_str(),
+                  clock_text().c_str(), e.what());
       std::fflush(stdout);
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
@@ -229,13 +227,13 @@ int run_pull(const PullConfig& c, Role role) {
                           std::to_string(r.version) + " (torn or foreign data)");
     }
     const double gbps = static_cast<double>(r.bytes) / r.seconds / 1e9;
-    std::printf("rank %d pulled '%s' v%llu: %s in %.3f s (%.2f GB/s); from publishers %s, relays %s%s%s; at %.3f\n",
+    std::printf("rank %d pulled '%s' v%llu: %s in %.3f s (%.2f GB/s); from publishers %s, relays %s%s%s; at %s\n",
                 job.world_rank, c.model.c_str(), static_cast<unsigned long long>(r.version),
                 format_bytes(r.bytes).c_str(), r.seconds, gbps, format_bytes(r.origin_bytes).c_str(),
                 format_bytes(r.relay_bytes).c_str(),
                 r.file_bytes > 0 ? (", snapshot file " + format_bytes(r.file_bytes)).c_str() : "",
                 r.failed_reads > 0 ? (", " + std::to_string(r.failed_reads) + " failed reads reassigned").c_str() : "",
-                unix_seconds());
+                clock_text().c_str());
     std::fflush(stdout);
     t.pulls += 1;
     t.bytes += static_cast<double>(r.bytes);
@@ -258,7 +256,7 @@ int run_pull(const PullConfig& c, Role role) {
 
   if (!c.out.empty()) {
     const Manifest m = hub.manifest(c.model, Version::exact(*last));
-    ProgressLine bar("writing " + c.out, lead);
+    ProgressLine bar("writing " + c.out, lead, c.progress);
     const auto progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
     const auto t0 = std::chrono::steady_clock::now();
     if (c.group) {
@@ -337,7 +335,9 @@ void add_pull_options(po::options_description& desc, PullConfig& c, bool full) {
         "out", po::value(&c.out), "write the (last) version pulled to this HDF5 snapshot file");
   }
   desc.add_options()("overwrite", po::bool_switch(&c.overwrite), "replace an existing --out file")(
-      "json", po::value(&c.json), "write per-reader results as JSON to this file");
+      "progress", po::bool_switch(&c.progress),
+      "draw the progress line (on rank 0) even without a terminal, e.g. in a log; TENSORHUB_PROGRESS=0/1 "
+      "sets the default")("json", po::value(&c.json), "write per-reader results as JSON to this file");
   c.hub.add_to(desc);
 }
 

@@ -10,18 +10,19 @@
 namespace tensorhub::cli {
 namespace {
 
-std::FILE* progress_stream() {
-  if (const auto forced = env::flag("TENSORHUB_PROGRESS")) return *forced ? stderr : nullptr;
+std::FILE* progress_stream(bool force) {
+  const auto env_forced = env::flag("TENSORHUB_PROGRESS");
+  if (!force && env_forced && !*env_forced) return nullptr;
   if (isatty(STDERR_FILENO) == 1) return stderr;
   if (isatty(STDOUT_FILENO) == 1) return stdout;
-  return nullptr;
+  return force || env_forced ? stderr : nullptr;
 }
 
 }  // namespace
 
-ProgressLine::ProgressLine(std::string label, bool enabled)
+ProgressLine::ProgressLine(std::string label, bool enabled, bool force)
     : label_(std::move(label)),
-      out_(enabled ? progress_stream() : nullptr),
+      out_(enabled ? progress_stream(force) : nullptr),
       active_(out_ != nullptr),
       start_(std::chrono::steady_clock::now()),
       last_(start_) {}

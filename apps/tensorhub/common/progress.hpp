@@ -1,8 +1,9 @@
 // A one-line progress display (bytes, rate, ETA) for long pulls and snapshot I/O, at most 10
 // times a second. It draws where a terminal is: stderr, else stdout (under mpirun, Open MPI gives
 // the ranks a terminal on stdout but a pipe on stderr); otherwise it stays silent, so logs and CI
-// output are not flooded. TENSORHUB_PROGRESS=1 forces it (on stderr), =0 turns it off. The
-// commands draw it on the first rank of the command only: one line per job, not per rank.
+// output are not flooded. TENSORHUB_PROGRESS=1 (or a command's --progress) forces it (on the
+// terminal if there is one, else stderr), =0 turns it off. The commands draw it on the first rank
+// of the command only: one line per job, not per rank.
 #pragma once
 
 #include <chrono>
@@ -14,8 +15,9 @@ namespace tensorhub::cli {
 
 class ProgressLine {
  public:
-  // `enabled` = false forces silence (e.g. --quiet, or not rank 0).
-  ProgressLine(std::string label, bool enabled = true);
+  // `enabled` = false forces silence (e.g. --quiet, or not rank 0); `force` (--progress) draws it
+  // even without a terminal and whatever TENSORHUB_PROGRESS says.
+  ProgressLine(std::string label, bool enabled = true, bool force = false);
   ~ProgressLine();
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;

@@ -4,12 +4,25 @@
 
 #include <algorithm>
 #include <boost/program_options/errors.hpp>
+#include <chrono>
+#include <ctime>
 #include <fstream>
 
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/mpi/mpi.hpp"
 
 namespace tensorhub::cli {
+
+std::string clock_text() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%02d:%02d:%02d.%03d UTC", tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return buf;
+}
 
 void Table::print(std::FILE* out) const {
   std::vector<std::size_t> w(headers_.size());

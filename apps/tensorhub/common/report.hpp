@@ -23,6 +23,8 @@ class Table {
 };
 
 std::string fmt(double value, int decimals);
+// The wall-clock time of day for people: "14:05:46.123 UTC" (tests/fault reads it off pull lines).
+std::string clock_text();
 void write_json_file(const std::string& path, const nlohmann::json& j);
 
 // Exit code for the exception being handled (see main.cpp).
