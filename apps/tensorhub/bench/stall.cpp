@@ -59,13 +59,18 @@ class Generator {
   std::mt19937_64 rng_;
 };
 
-double run_tensorhub(const StallConfig& c, LoopRig& rig, std::vector<PullRecord>& recs) {
-  rig.begin_run("policy-pull");
+// Version 1 published and loaded everywhere (untimed), then the timed part starts: its t0.
+Clock::time_point begin_timed_run(LoopRig& rig, const char* name) {
+  rig.begin_run(name);
   if (rig.trainer()) rig.publish(1);
   mpi::sleepy_barrier(MPI_COMM_WORLD);
   if (!rig.trainer()) rig.pull_latest(Clock::now(), PullRecord::kFirst);  // initial load, untimed
   mpi::sleepy_barrier(MPI_COMM_WORLD);
-  const auto t0 = Clock::now();
+  return Clock::now();
+}
+
+double run_tensorhub(const StallConfig& c, LoopRig& rig, std::vector<PullRecord>& recs) {
+  const auto t0 = begin_timed_run(rig, "policy-pull");
   if (rig.trainer()) {
     rig.publish_on_schedule(t0, c.period, c.sweep.iters);
   } else {
@@ -80,12 +85,7 @@ double run_tensorhub(const StallConfig& c, LoopRig& rig, std::vector<PullRecord>
 }
 
 double run_prefetch(const StallConfig& c, LoopRig& rig, std::vector<PullRecord>& recs) {
-  rig.begin_run("policy-prefetch");
-  if (rig.trainer()) rig.publish(1);
-  mpi::sleepy_barrier(MPI_COMM_WORLD);
-  if (!rig.trainer()) rig.pull_latest(Clock::now(), PullRecord::kFirst);  // initial load, untimed
-  mpi::sleepy_barrier(MPI_COMM_WORLD);
-  const auto t0 = Clock::now();
+  const auto t0 = begin_timed_run(rig, "policy-prefetch");
   if (rig.trainer()) {
     rig.publish_on_schedule(t0, c.period, c.sweep.iters);
   } else {
