@@ -56,4 +56,8 @@ void validate_name(std::string_view what, std::string_view name) {
   }
 }
 
+void validate_tensor_names(std::span<const Tensor> tensors) {
+  for (const auto& t : tensors) validate_name("tensor name", t.spec.name);
+}
+
 }  // namespace tensorhub

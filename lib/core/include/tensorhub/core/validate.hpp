@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string_view>
 
 #include "tensorhub/core/limits.hpp"
+#include "tensorhub/core/tensor.hpp"
 
 namespace tensorhub {
 
@@ -19,5 +21,8 @@ bool is_valid_utf8(std::string_view text);
 // Throws UserError("<what> ...") unless `name` is non-empty, at most kMaxNameBytes, valid UTF-8
 // and free of control characters (U+0000-U+001F, U+007F). `what` is e.g. "model name".
 void validate_name(std::string_view what, std::string_view name);
+
+// validate_name("tensor name", ...) of every tensor.
+void validate_tensor_names(std::span<const Tensor> tensors);
 
 }  // namespace tensorhub
