@@ -10,8 +10,15 @@
 #include <vector>
 
 #include "tensorhub/coord/types.hpp"
+#include "tensorhub/core/error.hpp"
 
 namespace tensorhub::coord {
+
+// The coordinator does not offer plan-based pulls (an older server): acquire instead.
+class PlanUnsupported : public Error {
+ public:
+  using Error::Error;
+};
 
 class Client {
  public:
@@ -58,6 +65,13 @@ class Client {
   virtual ResolveReply resolve(const ResolveRequest& request) = 0;
   virtual void offer_relay(const RelayOffer& offer) = 0;
   virtual AcquireReply acquire(const AcquireRequest& request) = 0;
+  // A plan for the chunks a reader still needs (types.hpp, PlanRequest). Throws PlanUnsupported
+  // when this coordinator (or the one behind a client) does not plan: the reader then acquires
+  // chunk by chunk.
+  virtual PlanReply plan(const PlanRequest& request) {
+    (void)request;
+    throw PlanUnsupported("this coordinator does not offer plan-based pulls");
+  }
   virtual void complete(const CompleteRequest& request) = 0;
   virtual void finish(const FinishRequest& request) = 0;
 

@@ -74,6 +74,57 @@ struct RelayOffer {
   std::string model;
   std::uint64_t version = 0;
   std::vector<std::string> regions;  // indexed like Manifest::tensors
+  // Descriptor of the reader's progress bytes (one byte per chunk of the version, nonzero once
+  // that chunk is verified and held), exposed on its transport: readers planned behind it read
+  // them one-sidedly to learn what it has without asking the coordinator. Empty: none.
+  std::string progress;
+};
+
+// A run of chunk ids [first, first + count).
+struct ChunkRange {
+  std::uint32_t first = 0;
+  std::uint32_t count = 0;
+
+  bool operator==(const ChunkRange&) const = default;
+};
+
+// Plan-based pulls (architecture.md section 3). Instead of asking for a source chunk by chunk,
+// a reader asks once for a plan: a source for each run of the chunks it wants, chosen by
+// topology, forming relay trees rooted at the publishers. A planned source may not hold its
+// chunks yet (a relay still pulling them): the reader reads the source's progress bytes to see
+// which it has. The reader asks again only on exceptions: a source failed, stalled or left
+// (`exclude` it), chunks were `waiting`, or the plan is exhausted.
+struct PlanRequest {
+  WorkerId reader = 0;
+  std::string model;
+  std::uint64_t version = 0;
+  std::vector<ChunkRange> chunks;  // still needed, in wanted order
+  std::vector<WorkerId> exclude;   // sources that failed or stalled for this reader
+};
+
+struct PlanSource {
+  WorkerId holder = 0;
+  std::string endpoint;
+  std::vector<std::string> regions;  // indexed like Manifest::tensors; empty where it holds none
+  // Descriptor of the holder's progress bytes (RelayOffer::progress); empty when the holder
+  // already holds every chunk planned from it (a publisher, a relay that finished).
+  std::string progress;
+  bool origin = false;
+  std::uint32_t depth = 0;  // relay depth: 0 = publisher, 1 = reads from a publisher, ...
+};
+
+struct PlanStep {
+  ChunkRange range;
+  std::uint32_t source = 0;  // index into PlanReply::sources
+};
+
+struct PlanReply {
+  // Each source is pinned for this reader (unpublish waits) until the reader releases it
+  // (CompleteRequest::release_sources) or finishes the pull.
+  std::vector<PlanSource> sources;
+  std::vector<PlanStep> steps;          // in the order asked for
+  std::vector<ChunkRange> waiting;      // no source can be planned now: ask again later
+  std::vector<ChunkRange> unavailable;  // the pull cannot get these
 };
 
 struct AcquireRequest {
@@ -111,6 +162,10 @@ struct CompleteRequest {
   std::uint64_t version = 0;
   std::vector<ChunkResult> results;     // releases these assignments' pins
   std::vector<std::uint32_t> now_held;  // verified chunks the reader now serves (relay)
+  // Plan-based pulls: verified chunks now held, as runs (reported a few times per pull, not per
+  // chunk), and planned sources this reader no longer reads from (their pins are released).
+  std::vector<ChunkRange> held_ranges;
+  std::vector<WorkerId> release_sources;
 };
 
 struct FinishRequest {
