@@ -13,11 +13,17 @@ function(tensorhub_add_unit_test name)
   set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT 120)
 endfunction()
 
-# tensorhub_add_mpi_test(NAME NP n SOURCES... [LIBS ...] [LABELS ...] [TIMEOUT s] [ARGS ...])
+# tensorhub_add_mpi_test(NAME NP n SOURCES... [LIBS ...] [LABELS ...] [TIMEOUT s] [ARGS ...]
+#                        [VARIANT v ENV VAR=value...])
 # Runs the GoogleTest binary on n ranks; tests/mpi/mpi_main.cpp makes any rank's failure fail
-# the whole run.
+# the whole run. VARIANT registers the binary again as NAME_npN_v with ENV set for its ranks
+# (e.g. TENSORHUB_MPI_READ=rget).
 function(tensorhub_add_mpi_test name)
-  cmake_parse_arguments(T "" "NP;TIMEOUT" "SOURCES;LIBS;LABELS;ARGS" ${ARGN})
+  cmake_parse_arguments(T "" "NP;TIMEOUT;VARIANT" "SOURCES;LIBS;LABELS;ARGS;ENV" ${ARGN})
+  set(_test ${name}_np${T_NP})
+  if(T_VARIANT)
+    set(_test ${_test}_${T_VARIANT})
+  endif()
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 180)
   endif()
@@ -26,10 +32,13 @@ function(tensorhub_add_mpi_test name)
     th_target_defaults(${name})
     target_link_libraries(${name} PRIVATE GTest::gtest ${T_LIBS})
   endif()
-  add_test(NAME ${name}_np${T_NP}
+  add_test(NAME ${_test}
            COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${TENSORHUB_MPIEXEC_PREFLAGS}
                    ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS} ${T_ARGS})
   set(labels mpi ${T_LABELS})
-  set_tests_properties(${name}_np${T_NP} PROPERTIES LABELS "${labels}" TIMEOUT ${T_TIMEOUT}
+  set_tests_properties(${_test} PROPERTIES LABELS "${labels}" TIMEOUT ${T_TIMEOUT}
                        PROCESSORS 2 RUN_SERIAL TRUE)
+  if(T_ENV)
+    set_tests_properties(${_test} PROPERTIES ENVIRONMENT "${T_ENV}")
+  endif()
 endfunction()

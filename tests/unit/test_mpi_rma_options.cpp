@@ -1,5 +1,5 @@
 // lib/transport mpi_rma options.hpp: MpiRmaOptions::from_env reads TENSORHUB_MPI_MAX_ATTACH,
-// TENSORHUB_MPI_PROGRESS_US and TENSORHUB_MPI_FT through env.hpp: defaults when unset, the
+// TENSORHUB_MPI_PROGRESS_US, TENSORHUB_MPI_FT and TENSORHUB_MPI_READ through env.hpp: defaults when unset, the
 // values when set, and a UserError naming the variable for a bad value (TENSORHUB_MPI_MAX_ATTACH=abc
 // used to be read as 0 attachments, TENSORHUB_MPI_FT=off as "on").
 #include <gtest/gtest.h>
@@ -21,7 +21,9 @@ class MpiRmaOptionsEnv : public ::testing::Test {
   MpiRmaOptionsEnv() { clear(); }
   ~MpiRmaOptionsEnv() override { clear(); }
   static void clear() {
-    for (const char* v : {"TENSORHUB_MPI_MAX_ATTACH", "TENSORHUB_MPI_PROGRESS_US", "TENSORHUB_MPI_FT"}) ::unsetenv(v);
+    for (const char* v :
+         {"TENSORHUB_MPI_MAX_ATTACH", "TENSORHUB_MPI_PROGRESS_US", "TENSORHUB_MPI_FT", "TENSORHUB_MPI_READ"})
+      ::unsetenv(v);
   }
 };
 
@@ -41,6 +43,7 @@ TEST_F(MpiRmaOptionsEnv, Defaults) {
   EXPECT_EQ(o.max_attach, 30u);
   EXPECT_EQ(o.progress_period, 1000us);
   EXPECT_TRUE(o.fault_tolerance);
+  EXPECT_EQ(o.read_mode, MpiReadMode::kGetFlush);
 }
 
 TEST_F(MpiRmaOptionsEnv, Values) {
@@ -53,6 +56,11 @@ TEST_F(MpiRmaOptionsEnv, Values) {
   EXPECT_FALSE(o.fault_tolerance);
   ::setenv("TENSORHUB_MPI_FT", "0", 1);
   EXPECT_FALSE(MpiRmaOptions::from_env().fault_tolerance);
+  ::setenv("TENSORHUB_MPI_READ", "rget", 1);
+  EXPECT_EQ(MpiRmaOptions::from_env().read_mode, MpiReadMode::kRget);
+  ::setenv("TENSORHUB_MPI_READ", "get_flush", 1);
+  EXPECT_EQ(MpiRmaOptions::from_env().read_mode, MpiReadMode::kGetFlush);
+  EXPECT_STREQ(to_string(MpiReadMode::kRget), "rget");
 }
 
 TEST_F(MpiRmaOptionsEnv, BadValuesNameTheVariable) {
@@ -61,6 +69,7 @@ TEST_F(MpiRmaOptionsEnv, BadValuesNameTheVariable) {
   expect_bad("TENSORHUB_MPI_PROGRESS_US", "-5");
   expect_bad("TENSORHUB_MPI_PROGRESS_US", "1ms");
   expect_bad("TENSORHUB_MPI_FT", "maybe");
+  expect_bad("TENSORHUB_MPI_READ", "get");
 }
 
 }  // namespace

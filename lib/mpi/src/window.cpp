@@ -71,6 +71,16 @@ MPI_Request Window::rget(void* dst, std::size_t bytes, int target, MPI_Aint disp
   return req;
 }
 
+void Window::get(void* dst, std::size_t bytes, int target, MPI_Aint disp) {
+  require(bytes <= (1ull << 30), "get larger than 1 GiB");
+  const int n = static_cast<int>(bytes);
+  check(MPI_Get(dst, n, MPI_BYTE, target, disp, n, MPI_BYTE, win_), "MPI_Get of " + std::to_string(bytes) +
+                                                                        " bytes from rank " + std::to_string(target) +
+                                                                        " at displacement " + std::to_string(disp));
+}
+
+int Window::flush(int target) noexcept { return MPI_Win_flush(target, win_); }
+
 void Window::free() {
   if (win_ == MPI_WIN_NULL) return;
   unlock_all();

@@ -144,13 +144,16 @@ MpiRmaTransport::~MpiRmaTransport() {
   // Outstanding reads are completed before the window goes (never the case in normal use: the
   // transfer engine drains its reads before returning). Fault-tolerant mode: one may read a
   // dead rank; abandoned.
-  if (!ft_) reads_.wait_all();
+  if (!ft_) {
+    reads_.wait_all();
+    gets_.abandon(window_);
+  }
 }
 
 void MpiRmaTransport::close() {
   {
     std::lock_guard lock(mu_);
-    require(reads_.empty(), "mpi_rma transport closed with reads in flight");
+    require(reads_.empty() && gets_.empty(), "mpi_rma transport closed with reads in flight");
   }
   stop_progress_thread();
   attached_.clear();  // detach before the window goes
@@ -238,16 +241,22 @@ void MpiRmaTransport::post(const ReadOp& op) {
       return;
     }
     reads_.add(PendingRead{*request, op.tag, target});
+  } else if (options_.read_mode == MpiReadMode::kGetFlush) {
+    gets_.start(window_, op.dst, op.length, target, disp, op.tag);
   } else {
     reads_.add(PendingRead{window_.rget(op.dst, op.length, target, disp), op.tag, target});
   }
-  reads_in_flight_.store(reads_.size(), std::memory_order_relaxed);
+  reads_in_flight_.store(reads_.size() + gets_.size(), std::memory_order_relaxed);
 }
 
 void MpiRmaTransport::poll(std::vector<Completion>& out) {
   std::lock_guard lock(mu_);
   for (auto& c : failed_posts_) out.push_back(std::move(c));
   failed_posts_.clear();
+  if (!gets_.empty()) {
+    gets_.complete(window_, out);
+    reads_in_flight_.store(reads_.size(), std::memory_order_relaxed);
+  }
   if (reads_.empty()) return;
   if (ft_) reads_.fail_reads_of(ft_->dead_ranks(), " of the MPI job failed (ULFM)", out);
   const int rc = reads_.test(out);
@@ -258,7 +267,7 @@ void MpiRmaTransport::poll(std::vector<Completion>& out) {
 
 std::size_t MpiRmaTransport::in_flight() const {
   std::lock_guard lock(mu_);
-  return reads_.size() + failed_posts_.size();
+  return reads_.size() + gets_.size() + failed_posts_.size();
 }
 
 bool MpiRmaTransport::job_barrier() {

@@ -1,6 +1,21 @@
 // `mpi_rma` backend: one MPI window per hub over the job's communicator, created once at join
 // (the only collective) and opened with a single MPI_Win_lock_all epoch for the hub's lifetime,
-// so that publish and relay need no collective. A read = MPI_Rget, completed with MPI_Testsome.
+// so that publish and relay need no collective.
+// Reads (MpiRmaOptions::read_mode, TENSORHUB_MPI_READ):
+//  * get_flush (default): post() starts an MPI_Get; poll() completes every read posted so far
+//    with one MPI_Win_flush per target (get_set.hpp). Measured with Open MPI 4.1.4 + osc ucx on
+//    one host (share/doc/benchmarks.md "mpi_rma read modes"): Get + flush on the MPI_Win_allocate
+//    pool reads near memcpy speed even while the holder sleeps outside MPI, where osc ucx
+//    completes each MPI_Rget with a fence and a fetch-and-add on the target's window state that
+//    waits for the holder to call into MPI. poll() still never waits for a new read, a peer's
+//    MPI call or a lock: the flush returns once the bytes already posted (at most the engine's
+//    reads in flight, e.g. 8 x 4 MiB, a few ms at memory speed) have moved. The flush cannot be
+//    tested without blocking (MPI has no MPI_Win_test for passive target), so the cost is taken
+//    once per poll and batch, not per read. Across hosts, where osc ucx may emulate a get with
+//    active messages, the holder's progress thread serves it as it serves an Rget.
+//  * rget: MPI_Rget, completed with MPI_Testsome (request_set.hpp); poll() returns at once.
+//    Always used by the fault-tolerant mode: a read of a dead rank must complete as failed while
+//    the others go on, which needs a request per read (a flush of a dead rank would not return).
 // Three window modes, chosen collectively at construction:
 //  * pool (pool_bytes > 0, the default mode of the hub): MPI_Win_allocate of a per-rank pool;
 //    tensors to publish or pull into are allocated from it (Hub::allocate). Fastest, and the
@@ -31,6 +46,7 @@
 
 #include "attachments.hpp"
 #include "ft_window.hpp"
+#include "get_set.hpp"
 #include "options.hpp"
 #include "pool.hpp"
 #include "request_set.hpp"
@@ -63,6 +79,8 @@ class MpiRmaTransport final : public Transport {
 
   // Is the fault-tolerant (ULFM) mode on (see the top of this file)?
   bool fault_tolerant() const { return ft_.has_value(); }
+  // How reads are issued: options().read_mode, or kRget in the fault-tolerant mode.
+  MpiReadMode read_mode() const { return ft_ ? MpiReadMode::kRget : options_.read_mode; }
 
  private:
   friend class MpiExposure;
@@ -78,9 +96,10 @@ class MpiRmaTransport final : public Transport {
   std::optional<Pool> pool_;               // pool and fault-tolerant modes
   Attachments attached_;                   // dynamic mode
   std::vector<std::uint64_t> pool_bytes_;  // per rank (0: dynamic), gathered at construction
-  // mu_ guards reads_ and failed_posts_: in_flight() may be asked from any thread.
+  // mu_ guards reads_, gets_ and failed_posts_: in_flight() may be asked from any thread.
   mutable std::mutex mu_;
-  RequestSet reads_;
+  RequestSet reads_;                      // rget mode
+  GetSet gets_;                           // get_flush mode
   std::vector<Completion> failed_posts_;  // reads of dead ranks, reported by the next poll
   // Optional (MpiRmaOptions::progress_period > 0): drives MPI progress while this rank's thread
   // waits elsewhere (a holder blocked in unpublish must still serve the reads it waits for; osc

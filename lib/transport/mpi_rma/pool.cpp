@@ -12,8 +12,22 @@ namespace {
 constexpr std::uint64_t kAlign = 4096;
 }
 
-Pool::Pool(void* base, std::uint64_t bytes) : base_(reinterpret_cast<std::uintptr_t>(base)), bytes_(bytes) {
+Pool::Pool(void* base, std::uint64_t bytes)
+    : base_(reinterpret_cast<std::uintptr_t>(base)), bytes_(bytes), touched_((bytes + kAlign - 1) / kAlign, false) {
   if (bytes > 0) free_.emplace(0, bytes);
+}
+
+void Pool::touch(std::uint64_t offset, std::uint64_t bytes) {
+  // Page p of the table covers [p * kAlign, (p + 1) * kAlign) of the region; blocks start at
+  // multiples of kAlign and never pass the region's end.
+  const std::uint64_t end = std::min(offset + bytes, bytes_);
+  for (std::uint64_t off = offset; off < end; off += kAlign) {
+    const auto page = static_cast<std::size_t>(off / kAlign);
+    if (touched_[page]) continue;
+    *reinterpret_cast<volatile unsigned char*>(base_ + off) = 0;
+    touched_[page] = true;
+    ++touched_count_;
+  }
 }
 
 void* Pool::allocate(std::uint64_t bytes) {
@@ -26,6 +40,7 @@ void* Pool::allocate(std::uint64_t bytes) {
     if (rest > 0) free_.emplace(off + need, rest);
     live_.emplace(off, need);
     used_ += need;
+    touch(off, need);
     return reinterpret_cast<void*>(base_ + off);
   }
   throw UserError("hub memory pool exhausted: " + format_bytes(need) + " requested, " + format_bytes(bytes_ - used_) +

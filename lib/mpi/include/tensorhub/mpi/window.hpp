@@ -36,6 +36,11 @@ class Window {
   void unlock_all();
   // Nonblocking read of `bytes` from `target` at displacement `disp` into `dst`.
   MPI_Request rget(void* dst, std::size_t bytes, int target, MPI_Aint disp);
+  // Starts an MPI_Get of the same; it is complete (dst written) after flush(target) returns.
+  void get(void* dst, std::size_t bytes, int target, MPI_Aint disp);
+  // MPI_Win_flush: blocks until every operation this process started on `target` completed.
+  // Returns MPI's code (the caller decides how an error is reported).
+  int flush(int target) noexcept;
   // Collective free. The destructor does NOT free a window that is still valid (that would be
   // a collective call during, e.g., exception unwinding on one rank): it abandons the handle.
   void free();
