@@ -192,7 +192,9 @@ TEST_P(MpiRmaRead, BadReadsThrowTransportErrorAndLeaveNothingInFlight) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BothModes, MpiRmaRead, ::testing::Values(MpiReadMode::kGetFlush, MpiReadMode::kRget),
-                         [](const ::testing::TestParamInfo<MpiReadMode>& p) { return std::string(to_string(p.param)); });
+                         [](const ::testing::TestParamInfo<MpiReadMode>& p) {
+                           return std::string(to_string(p.param));
+                         });
 
 }  // namespace
 }  // namespace tensorhub::transport
