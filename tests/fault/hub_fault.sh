@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Hub-level fault tests over the ucx transport: processes are really killed (SIGKILL) or hung
-# (SIGSTOP), every surviving reader verifies its bytes (xxHash64 + the synthetic pattern).
+# Hub-level fault tests over the ucx transport (FAULT_TRANSPORT=cma: the same-host cma one):
+# processes are really killed (SIGKILL) or hung (SIGSTOP), every surviving reader verifies its
+# bytes (xxHash64 + the synthetic pattern).
 # Each process is a single-process MPI job (singleton) that reaches the standalone coordinator
 # through TENSORHUB_HUB, as a worker from a separately started job would.
 #
@@ -22,7 +23,7 @@ mpiexec=${MPIEXEC:-mpirun}
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-export TENSORHUB_TRANSPORT=ucx
+export TENSORHUB_TRANSPORT=${FAULT_TRANSPORT:-ucx}
 export TENSORHUB_UCX_DEADLINE_MS=${TENSORHUB_UCX_DEADLINE_MS:-1000}
 export TENSORHUB_LOG=info  # workers log their ids ("as worker N"): the victim is a busy holder
 size=384MiB

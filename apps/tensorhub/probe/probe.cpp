@@ -21,6 +21,7 @@
 #include "tensorhub/core/env.hpp"
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/core/units.hpp"
+#include "tensorhub/transport/cma_check.hpp"
 
 namespace po = boost::program_options;
 
@@ -147,6 +148,10 @@ int cmd_probe(const Args& args) {
   if (!c.xml.empty()) (void)topo::load_hwloc_xml(c.xml);
   if (launched_by_mpi()) return run_mpi_command("probe", [&](int rank) { return run_probe_mpi(c, rank); });
   probe_emit(c, local_file(c));
+  if (!c.json) {
+    const auto cma = transport::check_cma();  // --transport cma (share/doc/transport-cma.md)
+    std::printf("\nsame-host transport cma: %s (%s)\n", cma.ok ? "usable" : "NOT usable", cma.detail.c_str());
+  }
   return 0;
 }
 

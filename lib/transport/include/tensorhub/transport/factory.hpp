@@ -1,5 +1,5 @@
 // Creates a transport backend by name: "mpi_rma" (collective over `comm`), "ucx" (when this
-// build has UCX) or "local" (in-process, for tests). The backends' own headers are private to
+// build has UCX), "cma" (same-host process_vm_readv) or "local" (in-process, for tests). The backends' own headers are private to
 // lib/transport; users of a transport need only this header and transport.hpp.
 #pragma once
 

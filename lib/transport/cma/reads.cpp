@@ -1,0 +1,140 @@
+#include "reads.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "tensorhub/core/error.hpp"
+
+namespace tensorhub::transport::cma {
+namespace {
+
+constexpr std::size_t kMaxHolders = 4096;  // cached pidfds; dead or idle ones are dropped beyond
+
+}  // namespace
+
+Reads::Reads(std::uint32_t threads, std::uint64_t chunk, std::chrono::milliseconds deadline)
+    : chunk_(chunk), deadline_(deadline) {
+  require(threads > 0 && chunk > 0, "cma: reads need a thread and a chunk size");
+  workers_.reserve(threads);
+  try {
+    for (std::uint32_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  } catch (...) {
+    {
+      const std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : workers_) t.join();
+    throw;
+  }
+}
+
+Reads::~Reads() {
+  {
+    const std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+std::shared_ptr<Holder> Reads::holder_for(const std::string& text, const EndpointText& endpoint) {
+  {
+    const std::lock_guard lock(mutex_);
+    if (const auto it = holders_.find(text); it != holders_.end()) return it->second;
+  }
+  auto h = std::make_shared<Holder>(endpoint);  // pidfd_open outside the lock
+  const std::lock_guard lock(mutex_);
+  if (holders_.size() >= kMaxHolders) {
+    std::erase_if(holders_, [](const auto& kv) { return kv.second.use_count() == 1; });
+  }
+  return holders_.try_emplace(text, std::move(h)).first->second;
+}
+
+void Reads::post(const std::string& endpoint_text, const EndpointText& endpoint, const DescriptorText& d,
+                 const ReadOp& op) {
+  Job job;
+  job.holder = holder_for(endpoint_text, endpoint);
+  job.remote = d.address + op.offset;
+  job.dst = op.dst;
+  job.length = op.length;
+  job.slot = d.slot;
+  job.generation = d.generation;
+  job.tag = op.tag;
+  job.deadline = Clock::now() + deadline_;
+  {
+    const std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(job));
+  }
+  wake_.notify_one();
+}
+
+void Reads::poll(std::vector<Completion>& out) {
+  const std::lock_guard lock(mutex_);
+  for (auto& c : done_) out.push_back(std::move(c));
+  done_.clear();
+}
+
+std::size_t Reads::in_flight() const {
+  const std::lock_guard lock(mutex_);
+  return queue_.size() + running_ + done_.size();
+}
+
+void Reads::complete(std::uint64_t tag, std::string error) {
+  const std::lock_guard lock(mutex_);
+  --running_;
+  const bool ok = error.empty();
+  done_.push_back(Completion{tag, ok, std::move(error)});
+}
+
+void Reads::work() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      ++running_;
+    }
+    std::string error;
+    try {
+      error = copy(job);
+    } catch (const std::exception& e) {  // e.g. bad_alloc building a message: still a completion
+      error = std::string("cma: ") + e.what();
+    }
+    complete(job.tag, std::move(error));
+  }
+}
+
+std::string Reads::copy(const Job& job) {
+  Holder& h = *job.holder;
+  const auto withdrawn = [&] {
+    return "holder " + h.label() + ": the exposure was withdrawn (unpublished) before the read ended";
+  };
+  std::uint64_t generation = 0;
+  // Is the exposure still there? Then no byte of withdrawn memory is read at all.
+  if (!h.alive()) return h.why_dead();
+  if (auto e = h.read(nullptr, 0, 0, job.slot, generation); !e.empty()) return e;
+  if (generation != job.generation) return withdrawn();
+  auto* dst = static_cast<unsigned char*>(job.dst);
+  for (std::uint64_t off = 0; off < job.length;) {
+    {
+      const std::lock_guard lock(mutex_);
+      if (stop_) return "cma: transport closed";
+    }
+    if (Clock::now() > job.deadline) {
+      return "holder " + h.label() + ": read deadline (" + std::to_string(deadline_.count()) + " ms) expired";
+    }
+    if (!h.alive()) return h.why_dead();
+    const std::uint64_t n = std::min(chunk_, job.length - off);
+    if (auto e = h.read(dst + off, job.remote + off, n, job.slot, generation); !e.empty()) return e;
+    if (generation != job.generation) return withdrawn();
+    if (!h.alive()) return h.why_dead();
+    off += n;
+  }
+  return {};
+}
+
+}  // namespace tensorhub::transport::cma
