@@ -121,8 +121,12 @@ class LocalHubs : public ::testing::Test {
 
   HubCore& add_hub(HubOptions o = small_chunks()) {
     const auto rank = static_cast<int>(hubs_.size());
-    hubs_.push_back(std::make_unique<HubCore>(
-        client_, std::make_unique<transport::LocalTransport>("hub" + std::to_string(rank)), rank, std::move(o)));
+    return add_hub_over(std::make_unique<transport::LocalTransport>("hub" + std::to_string(rank)), std::move(o));
+  }
+  // A hub over a transport of the test's choosing (a multi transport of several paths).
+  HubCore& add_hub_over(std::unique_ptr<transport::Transport> t, HubOptions o = small_chunks()) {
+    const auto rank = static_cast<int>(hubs_.size());
+    hubs_.push_back(std::make_unique<HubCore>(client_, std::move(t), rank, std::move(o)));
     return *hubs_.back();
   }
 

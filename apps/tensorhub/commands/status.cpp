@@ -72,12 +72,13 @@ void print_workers(const std::vector<coord::WorkerStatus>& workers, bool all) {
   std::size_t n[4] = {};
   for (const auto& w : workers) ++n[static_cast<int>(w.state)];
   std::printf("\nworkers: %zu alive, %zu suspect; recently gone: %zu dead, %zu left\n", n[0], n[1], n[2], n[3]);
-  Table t({"worker", "state", "host", "rank", "silent", "reason"});
+  Table t({"worker", "state", "host", "rank", "paths", "silent", "reason"});
   for (const auto& w : workers) {
     if (!all && w.state == coord::WorkerState::kAlive) continue;
     const bool gone = w.state == coord::WorkerState::kDead || w.state == coord::WorkerState::kLeft;
     t.add({std::to_string(w.worker), state_name(w.state), w.info.host, std::to_string(w.info.rank),
-           human_ms(w.silent_ms) + (gone ? " ago" : ""), w.reason.empty() ? "-" : w.reason});
+           w.info.transport.empty() ? "-" : w.info.transport, human_ms(w.silent_ms) + (gone ? " ago" : ""),
+           w.reason.empty() ? "-" : w.reason});
   }
   if (!t.empty()) t.print(stdout);
 }

@@ -12,8 +12,10 @@ void HubFlags::add_to(boost::program_options::options_description& desc) {
   namespace po = boost::program_options;
   desc.add_options()("hub", po::value(&hub), "coordinator host:port (default: world rank 0 starts one)")(
       "transport", po::value(&transport)->default_value(transport),
-      "data plane: mpi_rma, ucx (any job, survives dead holders; when built), or cma (same host only: "
-      "process_vm_readv, survives dead holders; share/doc/transport-cma.md)")(
+      "data paths: auto (every path: mpi_rma within this MPI job, ucx to and from any other process "
+      "when built; each reader picks the best path per holder), or a comma-separated subset of "
+      "mpi_rma, ucx (any job, survives dead holders), cma (same host only: process_vm_readv, survives dead "
+      "holders; share/doc/transport-cma.md), local (one process)")(
       "chunk", po::value(&chunk)->default_value(chunk), "transfer chunk size")(
       "pool", po::value(&pool), "registered memory per rank (default: sized from the model)")(
       "inflight", po::value(&inflight)->default_value(inflight), "reads in flight per pull")(

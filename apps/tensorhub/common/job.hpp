@@ -27,7 +27,7 @@ enum class Role : int { kPublish = 1, kPull = 2, kSnapshotSave = 3 };
 // Hub settings every MPI command takes (--hub, --transport, --chunk, --pool, ...).
 struct HubFlags {
   std::string hub;
-  std::string transport = "mpi_rma";
+  std::string transport = "auto";
   std::string chunk = "4MiB";
   std::string pool;  // receive/publish pool size; empty = sized automatically
   std::uint32_t inflight = 8;

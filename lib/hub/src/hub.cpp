@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <random>
@@ -83,7 +84,8 @@ Group Group::of(MPI_Comm comm, std::string name) {
 
 Hub::Impl::Impl(MPI_Comm comm, HubOptions options) : comm_(mpi::Comm::duplicate(comm)), rank_(comm_.rank()) {
   options = with_environment(std::move(options));
-  if (options.transport == "local" && comm_.size() != 1) {
+  const auto paths = transport::transport_paths(options.transport);
+  if (std::find(paths.begin(), paths.end(), "local") != paths.end() && comm_.size() != 1) {
     throw UserError("transport 'local' only works in a single-process hub; use mpi_rma");
   }
   auto auth = coord::ClientAuth::from_environment();
@@ -154,7 +156,7 @@ PullResult Hub::pull(const std::string& model, const Version& version, std::span
 PullHandle Hub::pull_async(const std::string& model, const Version& version, std::span<const Tensor> into,
                            const PullOptions& options) {
   // mpi_rma reads then come from a worker thread while the caller's thread may call MPI too.
-  if (!impl_->core().closed() && impl_->core().transport().name() == "mpi_rma") {
+  if (!impl_->core().closed() && impl_->core().transport().name().find("mpi_rma") != std::string_view::npos) {
     int level = MPI_THREAD_SINGLE;
     mpi::check(MPI_Query_thread(&level), "MPI_Query_thread");
     if (level < MPI_THREAD_MULTIPLE) {

@@ -87,8 +87,8 @@ bool HubCore::try_rebuild() {
   return true;
 }
 
-void HubCore::stop_relaying_locked(const std::vector<ByteRange>& ranges, const std::string& why) {
-  for (const auto& w : table_.relays_overlapping(ranges, why)) {
+void HubCore::stop_relaying_locked(const std::vector<ByteRange>& ranges, const std::string& why, bool publishing) {
+  for (const auto& w : table_.relays_overlapping(ranges, why, publishing)) {
     try {
       offloader_.withdraw_or_offload(w);  // offloads a retained version we are the last holder of
     } catch (const NotFoundError&) {
@@ -105,7 +105,7 @@ void HubCore::publish(const std::string& model, std::uint64_t version, std::span
     validate_tensor_names(tensors);
     group_or_solo(group, "publisher-w", ctx_.id());  // checks the group before anything is sent
     check_not_pulling_locked(ranges_of(tensors), "publish");
-    stop_relaying_locked(ranges_of(tensors), "publish");  // a reader republishing what it pulled
+    stop_relaying_locked(ranges_of(tensors), "publish", true);  // a reader republishing what it pulled
     TraceScope span(trace_.get(), "Hub::publish", "hub",
                     {{"model", model}, {"version", static_cast<std::int64_t>(version)}});
     publisher_.publish(model, version, tensors, group);

@@ -125,7 +125,8 @@ class HubCore {
   bool try_rebuild();
   // Stops relaying (withdraws, offloading if needed) every relay overlapping `ranges`; UserError
   // naming `why` if published memory overlaps. Expects the API mutex held.
-  void stop_relaying_locked(const std::vector<ByteRange>& ranges, const std::string& why);
+  // `publishing`: ranges identical to published ones are allowed (ReferenceTable).
+  void stop_relaying_locked(const std::vector<ByteRange>& ranges, const std::string& why, bool publishing = false);
 
   // Writes the trace (HubOptions::trace_path) once; errors are logged.
   void write_trace() noexcept;

@@ -50,16 +50,22 @@ const Tensor* ReferenceTable::held_tensor(const Manifest& m, const std::string& 
   return nullptr;
 }
 
-std::vector<Withdrawal> ReferenceTable::relays_overlapping(const std::vector<ByteRange>& ranges,
-                                                           const std::string& why) const {
+std::vector<Withdrawal> ReferenceTable::relays_overlapping(const std::vector<ByteRange>& ranges, const std::string& why,
+                                                           bool publishing) const {
   std::vector<Withdrawal> out;
   for (const auto& r : refs_) {
+    // A publish may reuse exactly the range of another version's tensor, nothing else of it.
+    const bool shared = publishing && r.origin;
     const bool hit = std::any_of(r.ranges.begin(), r.ranges.end(), [&](const ByteRange& a) {
-      return std::any_of(ranges.begin(), ranges.end(), [&](const ByteRange& b) { return a.overlaps(b); });
+      return std::any_of(ranges.begin(), ranges.end(),
+                         [&](const ByteRange& b) { return a.overlaps(b) && !(shared && a == b); });
     });
     if (!hit) continue;
     if (r.origin) {
       throw UserError(why + ": buffer overlaps memory published as " + vname(r.model, r.version) +
+                      (publishing ? " without being the same tensor buffer (a version may reuse another's buffer "
+                                    "only whole)"
+                                  : "") +
                       "; unpublish it before reusing the memory");
     }
     const bool listed = std::any_of(out.begin(), out.end(),

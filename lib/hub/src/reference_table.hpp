@@ -27,6 +27,7 @@ struct ByteRange {
   std::uintptr_t begin = 0;
   std::uintptr_t end = 0;
   bool overlaps(const ByteRange& o) const { return begin < o.end && o.begin < end; }
+  bool operator==(const ByteRange&) const = default;
 };
 
 // [data, data + bytes) of each tensor.
@@ -76,8 +77,12 @@ class ReferenceTable {
   std::optional<Withdrawal> relays_naming(const std::string& model, std::uint64_t version,
                                           std::span<const Tensor> names) const;
   // The versions whose references overlap `ranges` (each once, with the tensors of all its
-  // references). Throws UserError, changing nothing, if a published (origin) reference overlaps.
-  std::vector<Withdrawal> relays_overlapping(const std::vector<ByteRange>& ranges, const std::string& why) const;
+  // references). Throws UserError, changing nothing, if a published (origin) reference overlaps;
+  // with `publishing`, only if one overlaps without being the identical range: one buffer may
+  // back the same tensor in several versions (frozen weights), its exposure then shared
+  // (MultiTransport) and each version unpublished on its own.
+  std::vector<Withdrawal> relays_overlapping(const std::vector<ByteRange>& ranges, const std::string& why,
+                                             bool publishing = false) const;
   // What withdrawing the newest reference means: its version, origin or relay.
   Withdrawal newest() const;
   // Removes every reference of (model, version) of that kind (origin or relay); the memory is

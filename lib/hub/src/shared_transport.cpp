@@ -16,6 +16,7 @@ class Lane final : public transport::Transport {
   std::unique_ptr<transport::Exposure> expose(std::span<const transport::MemoryRange> ranges) override {
     return shared_.expose(ranges);
   }
+  bool can_expose(const transport::MemoryRange& range) const override { return shared_.can_expose(range); }
   void post(const transport::ReadOp& op) override { shared_.post_on(id_, op); }
   void poll(std::vector<transport::Completion>& out) override { shared_.poll_on(id_, out); }
   std::size_t in_flight() const override { return shared_.in_flight_on(id_); }
@@ -44,6 +45,11 @@ bool SharedTransport::reaches(std::string_view endpoint) const {
 std::unique_ptr<transport::Exposure> SharedTransport::expose(std::span<const transport::MemoryRange> ranges) {
   std::lock_guard lock(mu_);
   return inner_->expose(ranges);
+}
+
+bool SharedTransport::can_expose(const transport::MemoryRange& range) const {
+  std::lock_guard lock(mu_);
+  return inner_->can_expose(range);
 }
 
 void SharedTransport::post_on(std::uint64_t lane, const transport::ReadOp& op) {

@@ -31,6 +31,7 @@ class SharedTransport final : public transport::Transport {
   const std::string& endpoint() const override { return inner_->endpoint(); }
   bool reaches(std::string_view endpoint) const override;
   std::unique_ptr<transport::Exposure> expose(std::span<const transport::MemoryRange> ranges) override;
+  bool can_expose(const transport::MemoryRange& range) const override;
   // Lane 0's reads.
   void post(const transport::ReadOp& op) override { post_on(0, op); }
   void poll(std::vector<transport::Completion>& out) override { poll_on(0, out); }

@@ -142,7 +142,8 @@ class PullRun {
       inflight_.emplace(next_tag_++, InFlight{a.chunk, a.holder, a.origin, read});
       try {
         transport_.post(op);
-      } catch (const TransportError&) {
+      } catch (const TransportError& e) {
+        last_post_error_ = "worker " + std::to_string(a.holder) + ": " + e.what();
         trace_.ended(read, a.chunk, a.holder, a.origin, false);
         inflight_.erase(next_tag_ - 1);
         results_.push_back(coord::ChunkResult{a.chunk, a.holder, false});
@@ -162,7 +163,8 @@ class PullRun {
     if (!reply.unavailable.empty()) {
       throw ChunksUnavailable("'" + m_.model + "' v" + std::to_string(m_.version) + ": no live holder has " +
                               chunk_name(m_, reply.unavailable.front()) + " (" +
-                              std::to_string(reply.unavailable.size()) + " chunks lost)");
+                              std::to_string(reply.unavailable.size()) + " chunks lost)" +
+                              (last_post_error_.empty() ? "" : "; a read could not start on " + last_post_error_));
     }
     trace_.sources(reply.assignments.empty() && inflight_.empty());
     if (reply.assignments.empty()) {
@@ -313,6 +315,7 @@ class PullRun {
   std::set<coord::WorkerId> warned_;              // holders whose bad bytes were logged (once each)
   std::uint64_t next_tag_ = 1;
   int backoff_us_ = 50;
+  std::string last_post_error_;  // why the last read could not even start (no data path, ...)
   Clock::time_point next_acquire_{};
   Clock::time_point deadline_{};
   Logger log_{"transfer"};

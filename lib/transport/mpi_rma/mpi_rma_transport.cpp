@@ -187,6 +187,11 @@ void MpiRmaTransport::deallocate(void* p) {
   pool_->deallocate(p);
 }
 
+bool MpiRmaTransport::can_expose(const MemoryRange& range) const {
+  if (range.memory != MemoryKind::kHost) return false;
+  return !pool_ || pool_->contains(range.base, range.bytes);
+}
+
 std::unique_ptr<Exposure> MpiRmaTransport::expose(std::span<const MemoryRange> ranges) {
   if (pool_) {
     // Pool mode: memory is already in the window; the descriptor is its displacement.

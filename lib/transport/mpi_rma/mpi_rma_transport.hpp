@@ -67,6 +67,8 @@ class MpiRmaTransport final : public Transport {
   const std::string& endpoint() const override { return endpoint_; }
   bool reaches(std::string_view endpoint) const override;
   std::unique_ptr<Exposure> expose(std::span<const MemoryRange> ranges) override;
+  // Host memory; with a pool only memory inside it (the dynamic window takes any).
+  bool can_expose(const MemoryRange& range) const override;
   void post(const ReadOp& op) override;
   void poll(std::vector<Completion>& out) override;
   std::size_t in_flight() const override;

@@ -1,8 +1,13 @@
 #include "tensorhub/transport/factory.hpp"
 
+#include <algorithm>
+#include <array>
+#include <string_view>
+
 #include "cma/cma_transport.hpp"
 #include "local/local_transport.hpp"
 #include "mpi_rma/mpi_rma_transport.hpp"
+#include "multi/multi_transport.hpp"
 #include "tensorhub/config.hpp"
 #include "tensorhub/core/error.hpp"
 #if TENSORHUB_HAVE_UCX
@@ -10,22 +15,73 @@
 #endif
 
 namespace tensorhub::transport {
+namespace {
 
-std::unique_ptr<Transport> make_transport(const std::string& name, MPI_Comm comm, const std::string& job_tag, int rank,
-                                          std::uint64_t pool_bytes) {
+// Every data path, in preference order (a reader uses the first one that reaches a holder):
+// same process, same host, same MPI job, any process. A new backend is one row here and one
+// branch in make_path.
+constexpr std::array<std::string_view, 4> kPaths = {"local", "cma", "mpi_rma", "ucx"};
+// What "auto" (the default) means: every path that can serve another process. The same-host
+// `cma` path is not in it yet: it is chosen explicitly (`--transport cma[,...]`) until the fault
+// suite has run over it as a default path.
+constexpr std::array<std::string_view, 2> kAutoPaths = {"mpi_rma", "ucx"};
+
+constexpr bool have_ucx() { return TENSORHUB_HAVE_UCX != 0; }
+
+std::unique_ptr<Transport> make_path(std::string_view name, MPI_Comm comm, const std::string& job_tag, int rank,
+                                     std::uint64_t pool_bytes) {
   if (name == "mpi_rma") return std::make_unique<MpiRmaTransport>(comm, job_tag, pool_bytes);
   if (name == "cma") return std::make_unique<CmaTransport>(CmaOptions::from_env());  // same host only
   if (name == "local") return std::make_unique<LocalTransport>(job_tag + "-" + std::to_string(rank));
-  if (name == "ucx") {
 #if TENSORHUB_HAVE_UCX
-    return std::make_unique<UcxTransport>(UcxOptions::from_env());
+  if (name == "ucx") return std::make_unique<UcxTransport>(UcxOptions::from_env());
 #else
+  if (name == "ucx") {
     throw UserError(
         "transport 'ucx' is not built into this TensorHub (configured without UCX: install libucx-dev "
         "and reconfigure, or -DTENSORHUB_WITH_UCX=ON to require it); use 'mpi_rma' or 'local'");
-#endif
   }
-  throw UserError("unknown transport '" + name + "' (choose mpi_rma, ucx, cma or local)");
+#endif
+  throw UserError("unknown transport '" + std::string(name) + "' (choose auto, or a list of mpi_rma, ucx, cma, local)");
+}
+
+}  // namespace
+
+std::vector<std::string> transport_paths(const std::string& names) {
+  std::vector<std::string> asked;
+  if (names.empty() || names == "auto") {
+    for (const auto n : kAutoPaths) {
+      if (n != "ucx" || have_ucx()) asked.emplace_back(n);
+    }
+    return asked;
+  }
+  std::string_view rest = names;
+  while (true) {
+    const auto comma = rest.find(',');
+    const auto name = rest.substr(0, comma);
+    if (std::find(kPaths.begin(), kPaths.end(), name) == kPaths.end()) {
+      throw UserError("unknown transport '" + std::string(name) + "' in '" + names +
+                      "' (choose auto, or a comma-separated list of mpi_rma, ucx, cma, local)");
+    }
+    if (std::find(asked.begin(), asked.end(), name) != asked.end()) {
+      throw UserError("transport '" + std::string(name) + "' listed twice in '" + names + "'");
+    }
+    asked.emplace_back(name);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  std::vector<std::string> ordered;
+  for (const auto n : kPaths) {
+    if (std::find(asked.begin(), asked.end(), n) != asked.end()) ordered.emplace_back(n);
+  }
+  return ordered;
+}
+
+std::unique_ptr<Transport> make_transport(const std::string& name, MPI_Comm comm, const std::string& job_tag, int rank,
+                                          std::uint64_t pool_bytes) {
+  std::vector<std::unique_ptr<Transport>> paths;
+  for (const auto& p : transport_paths(name)) paths.push_back(make_path(p, comm, job_tag, rank, pool_bytes));
+  return std::make_unique<MultiTransport>(std::move(paths));
 }
 
 }  // namespace tensorhub::transport

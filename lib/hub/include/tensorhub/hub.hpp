@@ -58,7 +58,10 @@ struct HubOptions {
   // coordinator too, reaches it over gRPC. (A set but malformed TENSORHUB_* variable read for
   // an option left empty is a UserError naming the variable, on every rank.)
   std::string hub_address;
-  std::string transport = "mpi_rma";  // "mpi_rma" (or "local" for single-process use)
+  // Data paths (README "Data paths"): "auto" = every path that serves other processes (mpi_rma
+  // for the ranks of this job, ucx for any process, when built); or a comma-separated subset of
+  // "mpi_rma", "ucx", "local" (single-process use). Each reader uses the best path per holder.
+  std::string transport = "auto";
   // Bytes of registered memory this rank owns (MPI_Win_allocate); tensors to publish or pull
   // into then come from allocate(). 0 = TENSORHUB_POOL_BYTES if set, else a dynamic window
   // that exposes any memory (unreliable on Open MPI 4.1.x with several publishers; README).

@@ -15,6 +15,8 @@ inline constexpr std::size_t kMaxNameBytes = 1024;
 inline constexpr std::size_t kMaxHostNameBytes = 255;
 // A worker's transport endpoint (a UCX worker address is a few hundred bytes).
 inline constexpr std::size_t kMaxEndpointBytes = 64 * 1024;
+// One region descriptor of a reference (every data path's, multi transport included).
+inline constexpr std::size_t kMaxRegionDescriptorBytes = 64 * 1024;
 // Dimensions of one tensor (HDF5's H5S_MAX_RANK).
 inline constexpr std::size_t kMaxDims = 32;
 // Bytes of one tensor (1 TiB) and of one version (16 TiB).

@@ -4,8 +4,9 @@
 //   * post()/poll(): nonblocking one-sided reads of a peer's exposed memory into local buffers.
 // Backends live in sibling folders with private headers: local/ (memcpy inside one process, for
 // tests), cma/ (same-host process_vm_readv) and ucx/ (UCP) in the target tensorhub_transport, which needs no MPI; mpi_rma/ (MPI
-// window + MPI_Rget) in tensorhub_transport_mpi. Create one by name with make_transport
-// (tensorhub/transport/factory.hpp, target tensorhub_transport_factory).
+// window + MPI_Rget) in tensorhub_transport_mpi; multi/ (several of them at once: every data
+// path of a process, the best one per peer) in tensorhub_transport. Create one with
+// make_transport (tensorhub/transport/factory.hpp, target tensorhub_transport_factory).
 // A transport is used from one thread at a time.
 #pragma once
 
@@ -60,6 +61,9 @@ class Transport {
   virtual bool reaches(std::string_view endpoint) const = 0;
   // Exposes all `ranges` at once, so a backend can coalesce them into few registrations.
   virtual std::unique_ptr<Exposure> expose(std::span<const MemoryRange> ranges) = 0;
+  // Could expose() take `range`? (Default: host memory. mpi_rma with a pool: only pool memory.)
+  // The `multi` transport exposes each range on every path that says yes.
+  virtual bool can_expose(const MemoryRange& range) const { return range.memory == MemoryKind::kHost; }
   // Starts a read; throws TransportError if it cannot even be started.
   virtual void post(const ReadOp& op) = 0;
   // Appends finished reads to `out`; never blocks.

@@ -1,0 +1,238 @@
+#include "multi/multi_transport.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <sstream>
+#include <utility>
+
+#include "tensorhub/core/error.hpp"
+#include "tensorhub/core/limits.hpp"
+
+namespace tensorhub::transport {
+namespace multi {
+
+// One range exposed on every path that could: what its descriptor names stays registered while
+// any Exposure of the range lives.
+struct SharedRegion {
+  std::vector<std::shared_ptr<Exposure>> holds;
+  std::string descriptor;
+};
+
+}  // namespace multi
+
+namespace {
+
+constexpr std::size_t kMaxCachedPeers = 4096;
+
+class MultiExposure final : public Exposure {
+ public:
+  explicit MultiExposure(std::vector<std::shared_ptr<multi::SharedRegion>> regions) : regions_(std::move(regions)) {
+    for (const auto& r : regions_) descriptors_.push_back(r->descriptor);
+  }
+  const std::vector<std::string>& descriptors() const override { return descriptors_; }
+
+ private:
+  std::vector<std::shared_ptr<multi::SharedRegion>> regions_;
+  std::vector<std::string> descriptors_;
+};
+
+std::string describe(const MemoryRange& r) {
+  std::ostringstream s;
+  s << r.bytes << " bytes of " << memory_kind_name(r.memory) << " memory at " << r.base;
+  return s.str();
+}
+
+}  // namespace
+
+MultiTransport::MultiTransport(std::vector<std::unique_ptr<Transport>> paths) : paths_(std::move(paths)) {
+  if (paths_.empty() || paths_.size() > multi::kMaxPaths) {
+    throw UserError("a transport needs 1 to " + std::to_string(multi::kMaxPaths) + " data paths");
+  }
+  multi::PathList list;
+  for (const auto& p : paths_) {
+    if (!p) throw UserError("multi transport: a null data path");
+    list.push_back(multi::PathEntry{std::string(p->name()), p->endpoint()});
+    name_ += (name_.empty() ? "" : "+") + std::string(p->name());
+  }
+  try {
+    endpoint_ = multi::encode_path_list(list, limits::kMaxEndpointBytes);
+  } catch (const TransportError& e) {
+    throw UserError(std::string("transport paths: ") + e.what());
+  }
+}
+
+MultiTransport::~MultiTransport() = default;
+
+std::string MultiTransport::names() const {
+  std::string out;
+  for (const auto& p : paths_) out += (out.empty() ? "" : ", ") + std::string(p->name());
+  return out;
+}
+
+const MultiTransport::Routes& MultiTransport::routes_to(const std::string& endpoint) const {
+  if (const auto it = routes_.find(endpoint); it != routes_.end()) return it->second;
+  Routes r;
+  if (multi::is_path_list(endpoint)) {
+    const auto list = multi::decode_path_list(endpoint, limits::kMaxEndpointBytes, "endpoint");
+    r.offered = multi::path_names(list);
+    for (std::size_t i = 0; i < paths_.size(); ++i) {
+      for (const auto& e : list) {
+        if (e.name == paths_[i]->name() && paths_[i]->reaches(e.value)) r.usable.push_back(Route{i, e.value});
+      }
+    }
+  } else {
+    // A single backend's endpoint (a peer that is not a multi transport).
+    r.offered = std::string(endpoint.substr(0, endpoint.find(':')));
+    for (std::size_t i = 0; i < paths_.size(); ++i) {
+      if (paths_[i]->reaches(endpoint)) r.usable.push_back(Route{i, endpoint});
+    }
+  }
+  if (routes_.size() >= kMaxCachedPeers) routes_.clear();
+  return routes_.emplace(endpoint, std::move(r)).first->second;
+}
+
+bool MultiTransport::reaches(std::string_view endpoint) const {
+  try {
+    return !routes_to(std::string(endpoint)).usable.empty();
+  } catch (const TransportError&) {
+    return false;
+  }
+}
+
+bool MultiTransport::can_expose(const MemoryRange& range) const {
+  return std::any_of(paths_.begin(), paths_.end(), [&](const auto& p) { return p->can_expose(range); });
+}
+
+std::unique_ptr<Exposure> MultiTransport::expose(std::span<const MemoryRange> ranges) {
+  const std::lock_guard lock(exposed_mu_);
+  std::erase_if(exposed_, [](const auto& kv) { return kv.second.expired(); });
+  const auto key = [](const MemoryRange& r) {
+    return std::make_tuple(reinterpret_cast<std::uintptr_t>(r.base), r.bytes, static_cast<int>(r.memory));
+  };
+  std::vector<std::shared_ptr<multi::SharedRegion>> out(ranges.size());
+  std::vector<std::size_t> fresh;  // indices of ranges exposed by this call
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    if (const auto it = exposed_.find(key(ranges[i])); it != exposed_.end()) out[i] = it->second.lock();
+    if (out[i]) continue;
+    if (!can_expose(ranges[i])) {
+      throw UserError("no data path of this process (" + names() + ") can expose " + describe(ranges[i]) +
+                      (name_.find("mpi_rma") != std::string::npos
+                           ? " (mpi_rma exposes only memory from Hub::allocate; add a path that takes any memory, "
+                             "e.g. ucx)"
+                           : ""));
+    }
+    fresh.push_back(i);
+  }
+  std::vector<multi::PathList> pieces(ranges.size());
+  std::vector<std::vector<std::shared_ptr<Exposure>>> holds(ranges.size());
+  for (const auto& p : paths_) {
+    std::vector<std::size_t> mine;
+    std::vector<MemoryRange> subset;
+    for (const auto i : fresh) {
+      if (p->can_expose(ranges[i])) {
+        mine.push_back(i);
+        subset.push_back(ranges[i]);
+      }
+    }
+    if (subset.empty()) continue;
+    std::shared_ptr<Exposure> e = p->expose(subset);
+    require(e->descriptors().size() == subset.size(), "a data path returned one descriptor per range");
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+      pieces[mine[k]].push_back(multi::PathEntry{std::string(p->name()), e->descriptors()[k]});
+      holds[mine[k]].push_back(e);
+    }
+  }
+  for (const auto i : fresh) {
+    auto region = std::make_shared<multi::SharedRegion>();
+    region->holds = std::move(holds[i]);
+    region->descriptor = multi::encode_path_list(pieces[i], limits::kMaxRegionDescriptorBytes);
+    exposed_[key(ranges[i])] = region;
+    out[i] = std::move(region);
+  }
+  return std::make_unique<MultiExposure>(std::move(out));
+}
+
+void MultiTransport::post(const ReadOp& op) {
+  const auto& routes = routes_to(op.endpoint);
+  const bool listed = multi::is_path_list(op.descriptor);
+  const auto regions =
+      listed ? multi::decode_path_list(op.descriptor, limits::kMaxRegionDescriptorBytes, "region descriptor")
+             : multi::PathList{};
+  std::string errors;
+  for (const auto& route : routes.usable) {
+    auto& path = *paths_[route.path];
+    std::string_view descriptor;
+    if (!listed) {
+      descriptor = op.descriptor;
+    } else {
+      const auto it = std::find_if(regions.begin(), regions.end(),
+                                   [&](const multi::PathEntry& e) { return e.name == path.name(); });
+      if (it == regions.end()) continue;
+      descriptor = it->value;
+    }
+    ReadOp sub = op;
+    sub.endpoint = route.endpoint;
+    sub.descriptor = std::string(descriptor);
+    try {
+      path.post(sub);
+      return;
+    } catch (const TransportError& e) {
+      errors += std::string("; ") + std::string(path.name()) + ": " + e.what();
+    }
+  }
+  throw TransportError("no data path to this holder for the region: the holder offers " + routes.offered +
+                       " (this region on " + (listed ? multi::path_names(regions) : routes.offered) +
+                       "), this reader has " + names() + ", of which " +
+                       (routes.usable.empty() ? std::string("none reaches the holder")
+                                              : std::to_string(routes.usable.size()) + " reach it") +
+                       " (mpi_rma reaches only its own MPI job)" + errors);
+}
+
+void MultiTransport::poll(std::vector<Completion>& out) {
+  for (const auto& p : paths_) p->poll(out);
+}
+
+std::size_t MultiTransport::in_flight() const {
+  std::size_t n = 0;
+  for (const auto& p : paths_) n += p->in_flight();
+  return n;
+}
+
+void* MultiTransport::allocate(std::uint64_t bytes) {
+  std::string why;
+  for (std::size_t i = 0; i < paths_.size(); ++i) {
+    try {
+      void* p = paths_[i]->allocate(bytes);
+      allocated_[p] = i;
+      return p;
+    } catch (const UserError& e) {
+      why += std::string(why.empty() ? "" : "; ") + e.what();
+    }
+  }
+  throw UserError("no data path could allocate " + std::to_string(bytes) + " bytes: " + why);
+}
+
+void MultiTransport::deallocate(void* p) {
+  const auto it = allocated_.find(p);
+  if (it == allocated_.end()) throw UserError("deallocate of memory this transport did not allocate");
+  paths_[it->second]->deallocate(p);
+  allocated_.erase(it);
+}
+
+void MultiTransport::close() {
+  std::exception_ptr first;
+  for (const auto& p : paths_) {
+    try {
+      p->close();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+bool MultiTransport::job_barrier() {
+  return std::any_of(paths_.begin(), paths_.end(), [](const auto& p) { return p->job_barrier(); });
+}
+
+}  // namespace tensorhub::transport
