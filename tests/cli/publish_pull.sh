@@ -18,7 +18,7 @@ echo "$out"
 # --progress draws the line without a terminal (on rank 0 of the pull only).
 grep -aq "pulling 'policy' .* GB/s  ETA" <<<"$out" || { echo "FAIL: no progress line with --progress"; exit 1; }
 grep -q "published 'policy' v3" <<<"$out"
-grep -q "every pull verified: xxHash64 of every chunk and the synthetic pattern" <<<"$out"
+grep -q "every pull verified: the checksum of every chunk (the manifest's algorithm) and the synthetic pattern" <<<"$out"
 # Counts are JSON integers (not 3.0), stage timings present.
 python3 -c "
 import json, sys

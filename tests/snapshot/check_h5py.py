@@ -40,7 +40,7 @@ def as_str(v):
 path = sys.argv[1]
 with h5py.File(path, "r") as f:
     a = f.attrs
-    expect(int(a["tensorhub_format_version"]) == 2, "format version 2")
+    expect(int(a["tensorhub_format_version"]) == 3, "format version 3")
     expect(a["tensorhub_format_version"].dtype == np.uint32, "format version is u32")
     expect(as_str(a["model"]) == "policy", "model attribute")
     expect(int(a["version"]) == 3 and a["version"].dtype == np.uint64, "version attribute u64")
@@ -48,6 +48,7 @@ with h5py.File(path, "r") as f:
     expect(as_str(a["created_by"]).startswith("tensorhub "), "created_by")
     expect(as_str(a["created_at"]).endswith("Z"), "created_at is UTC")
     manifest = json.loads(as_str(a["manifest"]))
+    expect(manifest["checksum_algorithm"] == "xxh3_64", "the manifest names its checksum algorithm")
     names = [t["name"] for t in manifest["tensors"]]
     expect(names == ["layers.0.w", "embed/weight", "steps", "mask", "half"], f"manifest tensors {names}")
 
@@ -56,7 +57,7 @@ with h5py.File(path, "r") as f:
     expect(np.array_equal(w[()], np.array([[1.5, -2, 3.25], [0, 0.001, 65504]], dtype=np.float32)), "f32 values")
     expect(as_str(w.attrs["tensorhub_dtype"]) == "f32", "f32 dtype attribute")
     expect(int(w.attrs["tensorhub_shard"]) == 0, "shard attribute")
-    sums = list(w.attrs["tensorhub_chunk_xxh64"])
+    sums = list(w.attrs["tensorhub_chunk_xxh3_64"])
     expect(sums == manifest["tensors"][0]["checksums"], "checksum attribute equals the manifest's")
 
     e = f["/tensors/embed%2Fweight"]  # '/' in a tensor name is escaped as %2F
@@ -87,7 +88,7 @@ with h5py.File(path, "r") as f:
 out = subprocess.run([H5DUMP, "-H", path], capture_output=True, text=True)
 expect(out.returncode == 0, f"h5dump -H exit status {out.returncode}: {out.stderr}")
 for needle in ['DATATYPE "bfloat16"', 'DATATYPE  "/types/bfloat16"', 'DATASET "layers.0.w"',
-               "tensorhub_format_version", "tensorhub_chunk_xxh64", "H5T_IEEE_F32LE"]:
+               "tensorhub_format_version", "tensorhub_chunk_xxh3_64", "H5T_IEEE_F32LE"]:
     expect(needle in out.stdout, f"h5dump -H output has {needle!r}")
 out = subprocess.run([H5DUMP, "-d", "/tensors/embed%2Fweight", path], capture_output=True, text=True)
 expect(out.returncode == 0 and "3.14062" in out.stdout and "-2.5" in out.stdout,

@@ -103,6 +103,14 @@ TEST(CoordinatorSnapshot, AttachRejectsAManifestThatDoesNotMatch) {
   auto e = error_of([&] { c.attach_snapshot(kPath, bad_sum); });
   EXPECT_TRUE(contains(e, "tensor 'w' chunk 1: checksum")) << e;
 
+  // A snapshot with sums under another algorithm (a format-2 file, XXH64) is not compared sum by
+  // sum with the version's XXH3 ones: refused, saying why.
+  auto other_algorithm = good;
+  other_algorithm.checksum_algorithm =
+      good.checksum_algorithm == ChecksumAlgorithm::kXxh64 ? ChecksumAlgorithm::kXxh3_64 : ChecksumAlgorithm::kXxh64;
+  e = error_of([&] { c.attach_snapshot(kPath, other_algorithm); });
+  EXPECT_TRUE(contains(e, "the checksums cannot be compared")) << e;
+
   auto bad_shape = assemble_manifest("m", 1, kChunk, {shard_of(0, {{"w", 3 * kChunk}})});
   bad_shape.tensors[0].spec.dtype = DType::kI8;
   e = error_of([&] { c.attach_snapshot(kPath, bad_shape); });

@@ -111,6 +111,27 @@ TEST(GrpcCodec, ManifestRoundTrips) {
   EXPECT_EQ(round_trip(Manifest{}), Manifest{});
 }
 
+// The algorithm travels with the sums; 0 on the wire (a peer before the field) is XXH64, and a
+// value this build does not know is refused.
+TEST(GrpcCodec, ChecksumAlgorithmRoundTripsAndUnsetMeansXxh64) {
+  auto shard = sample_shard(0, "s");
+  ASSERT_EQ(shard.checksum_algorithm, ChecksumAlgorithm::kXxh3_64);
+  EXPECT_EQ(to_proto(shard).checksum_algorithm(), pb::CHECKSUM_XXH3_64);
+  EXPECT_EQ(round_trip(shard).checksum_algorithm, ChecksumAlgorithm::kXxh3_64);
+  shard.checksum_algorithm = ChecksumAlgorithm::kXxh64;
+  EXPECT_EQ(round_trip(shard), shard);
+
+  auto old_peer = to_proto(sample_manifest());
+  old_peer.clear_checksum_algorithm();
+  EXPECT_EQ(from_proto(over_wire(old_peer)).checksum_algorithm, ChecksumAlgorithm::kXxh64);
+  auto unknown = to_proto(sample_manifest());
+  unknown.set_checksum_algorithm(static_cast<pb::ChecksumAlgorithm>(7));
+  EXPECT_THROW(from_proto(over_wire(unknown)), UserError);
+  auto unknown_shard = to_proto(sample_shard(0, "s"));
+  unknown_shard.set_checksum_algorithm(static_cast<pb::ChecksumAlgorithm>(7));
+  EXPECT_THROW(from_proto(over_wire(unknown_shard)), UserError);
+}
+
 TEST(GrpcCodec, ManifestWithBadIndicesIsUserError) {
   const auto good = to_proto(sample_manifest());
 

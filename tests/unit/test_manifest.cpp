@@ -1,5 +1,5 @@
 // lib/core manifest.hpp: chunk_count edge cases; describe_shard (per-chunk checksums equal to
-// checksum64 of each chunk, and every rejection: zero-size, empty or duplicate names, short
+// checksum64 (XXH3) of each chunk, and every rejection: zero-size, empty or duplicate names, short
 // buffers, null data, device memory, bad chunk sizes); validate_shard; assemble_manifest
 // (global chunk numbering, shard order, duplicate tensors across shards, missing shards) and
 // Manifest::find / total_bytes.
@@ -83,11 +83,11 @@ TEST(DescribeShard, ChecksumsAreChecksum64OfEachChunk) {
   EXPECT_EQ(s.tensors[1], tensors[1].spec);
   ASSERT_EQ(s.checksums.size(), 2u);
   ASSERT_EQ(s.checksums[0].size(), 3u);
-  EXPECT_EQ(s.checksums[0][0], checksum64(a.data(), kChunk));
-  EXPECT_EQ(s.checksums[0][1], checksum64(a.data() + kChunk, kChunk));
-  EXPECT_EQ(s.checksums[0][2], checksum64(a.data() + 2 * kChunk, 100));
+  EXPECT_EQ(s.checksums[0][0], checksum64(ChecksumAlgorithm::kXxh3_64, a.data(), kChunk));
+  EXPECT_EQ(s.checksums[0][1], checksum64(ChecksumAlgorithm::kXxh3_64, a.data() + kChunk, kChunk));
+  EXPECT_EQ(s.checksums[0][2], checksum64(ChecksumAlgorithm::kXxh3_64, a.data() + 2 * kChunk, 100));
   ASSERT_EQ(s.checksums[1].size(), 1u);
-  EXPECT_EQ(s.checksums[1][0], checksum64(b.data(), kChunk));
+  EXPECT_EQ(s.checksums[1][0], checksum64(ChecksumAlgorithm::kXxh3_64, b.data(), kChunk));
   // The pattern differs per chunk, so equal checksums would mean the wrong range was hashed.
   EXPECT_NE(s.checksums[0][0], s.checksums[0][1]);
   // The result passes the wire-side validation.
@@ -102,7 +102,7 @@ TEST(DescribeShard, OnlyTheSpecBytesOfALargerBufferAreHashed) {
   const auto s = describe_shard(0, tensors, kChunk);
   ASSERT_EQ(s.checksums.size(), 1u);
   ASSERT_EQ(s.checksums[0].size(), 1u);
-  EXPECT_EQ(s.checksums[0][0], checksum64(buf.data(), 100));
+  EXPECT_EQ(s.checksums[0][0], checksum64(ChecksumAlgorithm::kXxh3_64, buf.data(), 100));
 }
 
 TEST(DescribeShard, ChecksumsChangeWhenAByteChanges) {

@@ -76,11 +76,29 @@ TEST(ManifestJson, MalformedJsonIsUserError) {
 
 TEST(ManifestJson, WrongFormatVersionIsUserError) {
   const std::string json = manifest_to_json(sample_manifest());
-  ASSERT_NE(json.find("\"format\":1"), std::string::npos) << json;
-  EXPECT_THROW(manifest_from_json(replaced(json, "\"format\":1", "\"format\":2")), UserError);
-  EXPECT_THROW(manifest_from_json(replaced(json, "\"format\":1", "\"format\":0")), UserError);
-  EXPECT_THROW(manifest_from_json(replaced(json, "\"format\":1", "\"format\":\"1\"")), UserError);
-  EXPECT_THROW(manifest_from_json(replaced(json, "\"format\":1,", "")), UserError);  // missing
+  ASSERT_NE(json.find("\"format\":2"), std::string::npos) << json;
+  EXPECT_THROW(manifest_from_json(replaced(json, "\"format\":2", "\"format\":3")), UserError);
+  EXPECT_THROW(manifest_from_json(replaced(json, "\"format\":2", "\"format\":0")), UserError);
+  EXPECT_THROW(manifest_from_json(replaced(json, "\"format\":2", "\"format\":\"2\"")), UserError);
+  EXPECT_THROW(manifest_from_json(replaced(json, "\"format\":2,", "")), UserError);  // missing
+}
+
+// Format 2 names the algorithm; format 1 (no such key) is XXH64.
+TEST(ManifestJson, ChecksumAlgorithmRoundTripsAndFormat1IsXxh64) {
+  Manifest m = sample_manifest();
+  ASSERT_EQ(m.checksum_algorithm, ChecksumAlgorithm::kXxh3_64);
+  const std::string json = manifest_to_json(m);
+  ASSERT_NE(json.find("\"checksum_algorithm\":\"xxh3_64\""), std::string::npos) << json;
+  EXPECT_EQ(manifest_from_json(json), m);
+  m.checksum_algorithm = ChecksumAlgorithm::kXxh64;
+  EXPECT_EQ(manifest_from_json(manifest_to_json(m)), m);
+  const std::string v1 =
+      replaced(replaced(json, "\"format\":2", "\"format\":1"), "\"checksum_algorithm\":\"xxh3_64\",", "");
+  ASSERT_EQ(v1.find("checksum_algorithm"), std::string::npos) << v1;
+  EXPECT_EQ(manifest_from_json(v1).checksum_algorithm, ChecksumAlgorithm::kXxh64);
+  EXPECT_THROW(manifest_from_json(replaced(json, "\"xxh3_64\"", "\"md5\"")), UserError);
+  EXPECT_THROW(manifest_from_json(replaced(json, "\"xxh3_64\"", "1")), UserError);
+  EXPECT_THROW(manifest_from_json(replaced(json, "\"checksum_algorithm\":\"xxh3_64\",", "")), UserError);
 }
 
 TEST(ManifestJson, MissingOrMistypedFieldsAreUserErrors) {

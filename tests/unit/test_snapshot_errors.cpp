@@ -177,10 +177,16 @@ TEST_F(SnapshotErrors, FlippedDataBytes) {
 }
 
 TEST_F(SnapshotErrors, WrongFormatVersion) {
-  Tamper(path_).set_u32("/", "tensorhub_format_version", 3);
-  expect_all_fail({"format version 3, this build reads 1 to 2"});
+  Tamper(path_).set_u32("/", "tensorhub_format_version", 4);
+  expect_all_fail({"format version 4, this build reads 1 to 3"});
   Tamper(path_).set_u32("/", "tensorhub_format_version", 0);
-  expect_all_fail({"format version 0, this build reads 1 to 2"});
+  expect_all_fail({"format version 0, this build reads 1 to 3"});
+}
+
+// Formats 1 and 2 store XXH64 sums only: a format-2 header over an XXH3 manifest is refused.
+TEST_F(SnapshotErrors, Format2WithXxh3SumsIsRefused) {
+  Tamper(path_).set_u32("/", "tensorhub_format_version", 2);
+  expect_all_fail({"format version 2 stores XXH64 sums", "xxh3_64"});
 }
 
 // Issue 16: HDF5 1.10.8 crashed reading damaged variable-length string attributes. Format 2
@@ -250,12 +256,12 @@ TEST_F(SnapshotErrors, Bf16ReplacedByAnotherSixteenBitFloat) {
 }
 
 TEST_F(SnapshotErrors, DatasetAttributesDisagree) {
-  Tamper(path_).set_u64_array("/tensors/w", "tensorhub_chunk_xxh64", {1, 2, 3, 4});
-  expect_all_fail({"dataset /tensors/w attribute 'tensorhub_chunk_xxh64' disagrees with the manifest at chunk 0"});
-  Tamper(path_).set_u64_array("/tensors/w", "tensorhub_chunk_xxh64", std::vector<std::uint64_t>(5, 0));
-  expect_all_fail({"attribute 'tensorhub_chunk_xxh64' of /tensors/w", "5 elements"});
-  Tamper(path_).delete_attr("/tensors/w", "tensorhub_chunk_xxh64");
-  expect_all_fail({"dataset /tensors/w has no attribute 'tensorhub_chunk_xxh64'"});
+  Tamper(path_).set_u64_array("/tensors/w", "tensorhub_chunk_xxh3_64", {1, 2, 3, 4});
+  expect_all_fail({"dataset /tensors/w attribute 'tensorhub_chunk_xxh3_64' disagrees with the manifest at chunk 0"});
+  Tamper(path_).set_u64_array("/tensors/w", "tensorhub_chunk_xxh3_64", std::vector<std::uint64_t>(5, 0));
+  expect_all_fail({"attribute 'tensorhub_chunk_xxh3_64' of /tensors/w", "5 elements"});
+  Tamper(path_).delete_attr("/tensors/w", "tensorhub_chunk_xxh3_64");
+  expect_all_fail({"dataset /tensors/w has no attribute 'tensorhub_chunk_xxh3_64'"});
 }
 
 TEST_F(SnapshotErrors, DtypeAttributeDisagrees) {

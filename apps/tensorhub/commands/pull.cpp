@@ -309,7 +309,7 @@ int run_pull(const PullConfig& c, Role role) {
   }
   table.print(stdout);
   if (c.verify)
-    std::printf("every pull verified: xxHash64 of every chunk%s\n",
+    std::printf("every pull verified: the checksum of every chunk (the manifest's algorithm)%s\n",
                 c.check_pattern ? " and the synthetic pattern" : "");
   if (!c.json.empty()) write_json_file(c.json, {{"model", c.model}, {"group", c.group}, {"readers", jr}});
   return 0;

@@ -63,10 +63,11 @@ int cmd_snapshot_inspect(const Args& args) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf("%s: '%s' v%llu, %zu tensors, %s, %zu chunks of %s, format %u, written by %s at %s\n", info.path.c_str(),
-              m.model.c_str(), static_cast<unsigned long long>(m.version), m.tensors.size(),
+  std::printf("%s: '%s' v%llu, %zu tensors, %s, %zu chunks of %s (%s sums), format %u, written by %s at %s\n",
+              info.path.c_str(), m.model.c_str(), static_cast<unsigned long long>(m.version), m.tensors.size(),
               format_bytes(m.total_bytes()).c_str(), m.chunks.size(), format_bytes(m.chunk_bytes).c_str(),
-              info.format_version, info.created_by.c_str(), info.created_at.c_str());
+              std::string(checksum_algorithm_name(m.checksum_algorithm)).c_str(), info.format_version,
+              info.created_by.c_str(), info.created_at.c_str());
   Table t({"tensor", "dtype", "shape", "bytes", "chunks", "shard"});
   for (const auto& e : m.tensors) {
     std::string shape = "[";

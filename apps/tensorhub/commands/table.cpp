@@ -80,7 +80,7 @@ constexpr std::array kSnapshot{
     Command{
         "load", "publish the version stored in a file; this job's ranks become its holders", cmd_snapshot_load, true,
         "mpirun -n 1 tensorhub snapshot load policy-v42.h5 --retain --snapshot-dir snapshots : -n 2 tensorhub pull"},
-    Command{"verify", "read every tensor and check every chunk's xxHash64; exit 5 on a mismatch", cmd_snapshot_verify,
+    Command{"verify", "read every tensor and check every chunk's checksum; exit 5 on a mismatch", cmd_snapshot_verify,
             false, "tensorhub snapshot verify policy-v42.h5"},
     Command{"inspect", "list the version's tensors, dtypes, shapes and attributes", cmd_snapshot_inspect, false,
             "tensorhub snapshot inspect policy-v42.h5 --json"},

@@ -103,11 +103,26 @@ ChunkSpec from_proto(const pb::ChunkSpec& chunk) {
   return ChunkSpec{chunk.tensor(), chunk.offset(), chunk.length(), chunk.checksum()};
 }
 
+namespace {
+
+// ChecksumAlgorithm <-> pb::ChecksumAlgorithm: the same numbers (0 = a peer before the field).
+pb::ChecksumAlgorithm algorithm_to_proto(ChecksumAlgorithm a) { return static_cast<pb::ChecksumAlgorithm>(a); }
+
+ChecksumAlgorithm algorithm_from_proto(int value, const std::string& where) {
+  if (value != static_cast<int>(ChecksumAlgorithm::kXxh64) && value != static_cast<int>(ChecksumAlgorithm::kXxh3_64)) {
+    malformed(where + ": unknown checksum algorithm " + std::to_string(value));
+  }
+  return static_cast<ChecksumAlgorithm>(value);
+}
+
+}  // namespace
+
 pb::ShardManifest to_proto(const ShardManifest& shard) {
   pb::ShardManifest out;
   out.set_shard(shard.shard);
   for (const auto& t : shard.tensors) *out.add_tensors() = to_proto(t);
   for (const auto& row : shard.checksums) append_all(out.add_checksums()->mutable_values(), row);
+  out.set_checksum_algorithm(algorithm_to_proto(shard.checksum_algorithm));
   return out;
 }
 
@@ -118,6 +133,7 @@ ShardManifest from_proto(const pb::ShardManifest& shard) {
   for (const auto& t : shard.tensors()) out.tensors.push_back(from_proto(t));
   out.checksums.reserve(static_cast<std::size_t>(shard.checksums_size()));
   for (const auto& row : shard.checksums()) out.checksums.push_back(to_vector<std::uint64_t>(row.values()));
+  out.checksum_algorithm = algorithm_from_proto(shard.checksum_algorithm(), "shard " + std::to_string(out.shard));
   return out;
 }
 
@@ -150,6 +166,7 @@ pb::Manifest to_proto(const Manifest& manifest) {
   for (const auto& t : manifest.tensors) *out.add_tensors() = to_proto(t);
   out.mutable_chunks()->Reserve(static_cast<int>(manifest.chunks.size()));
   for (const auto& c : manifest.chunks) *out.add_chunks() = to_proto(c);
+  out.set_checksum_algorithm(algorithm_to_proto(manifest.checksum_algorithm));
   return out;
 }
 
@@ -161,6 +178,7 @@ Manifest from_proto(const pb::Manifest& manifest) {
   out.num_shards = manifest.num_shards();
   const std::string where = "manifest of '" + out.model + "' version " + std::to_string(out.version);
   if (out.chunk_bytes == 0) malformed(where + ": chunk size is zero");
+  out.checksum_algorithm = algorithm_from_proto(manifest.checksum_algorithm(), where);
   out.tensors.reserve(static_cast<std::size_t>(manifest.tensors_size()));
   for (const auto& t : manifest.tensors()) out.tensors.push_back(from_proto(t));
   out.chunks.reserve(static_cast<std::size_t>(manifest.chunks_size()));

@@ -90,11 +90,14 @@ void VersionTotals::add(const TensorSpec& spec, std::uint64_t chunk_bytes) {
 using detail::check_chunk_bytes;
 using detail::check_spec;
 
-ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensors, std::uint64_t chunk_bytes) {
+ShardManifest describe_shard_layout(std::uint32_t shard, std::span<const Tensor> tensors, std::uint64_t chunk_bytes,
+                                    ChecksumAlgorithm algorithm) {
   check_chunk_bytes(chunk_bytes);
+  checksum_algorithm_name(algorithm);  // a known one
   if (tensors.empty()) throw UserError("publish of a shard with no tensors");
   ShardManifest out;
   out.shard = shard;
+  out.checksum_algorithm = algorithm;
   std::set<std::string> seen;
   detail::VersionTotals totals;
   for (const auto& t : tensors) {
@@ -108,16 +111,23 @@ ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensor
     if (t.memory != MemoryKind::kHost) {
       throw UserError("tensor '" + t.spec.name + "': only host memory is supported in this build");
     }
-    const auto n = chunk_count(t.spec.bytes(), chunk_bytes);
-    std::vector<std::uint64_t> sums;
-    sums.reserve(n);
-    const auto* base = static_cast<const unsigned char*>(t.data);
-    for (std::uint32_t c = 0; c < n; ++c) {
-      const std::uint64_t off = c * chunk_bytes;
-      sums.push_back(checksum64(base + off, std::min(chunk_bytes, t.spec.bytes() - off)));
-    }
     out.tensors.push_back(t.spec);
-    out.checksums.push_back(std::move(sums));
+    out.checksums.emplace_back(chunk_count(t.spec.bytes(), chunk_bytes), 0);
+  }
+  return out;
+}
+
+ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensors, std::uint64_t chunk_bytes,
+                             ChecksumAlgorithm algorithm) {
+  ShardManifest out = describe_shard_layout(shard, tensors, chunk_bytes, algorithm);
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const auto* base = static_cast<const unsigned char*>(tensors[i].data);
+    const std::uint64_t bytes = tensors[i].spec.bytes();
+    auto& sums = out.checksums[i];
+    for (std::uint32_t c = 0; c < sums.size(); ++c) {
+      const std::uint64_t off = c * chunk_bytes;
+      sums[c] = checksum64(algorithm, base + off, std::min(chunk_bytes, bytes - off));
+    }
   }
   return out;
 }
@@ -125,6 +135,7 @@ ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensor
 void validate_shard(const ShardManifest& shard, std::uint64_t chunk_bytes) {
   check_chunk_bytes(chunk_bytes);
   if (shard.tensors.empty()) throw UserError("shard " + std::to_string(shard.shard) + " has no tensors");
+  checksum_algorithm_name(shard.checksum_algorithm);  // a known one
   if (shard.checksums.size() != shard.tensors.size()) {
     throw UserError("shard " + std::to_string(shard.shard) + ": checksum list does not match tensors");
   }
@@ -148,11 +159,17 @@ Manifest assemble_manifest(std::string model, std::uint64_t version, std::uint64
   m.version = version;
   m.chunk_bytes = chunk_bytes;
   m.num_shards = static_cast<std::uint32_t>(shards.size());
+  if (!shards.empty()) m.checksum_algorithm = shards.front().checksum_algorithm;
   std::set<std::string> seen;
   detail::VersionTotals totals;
   for (std::uint32_t s = 0; s < shards.size(); ++s) {
     if (shards[s].shard != s) throw UserError("shard " + std::to_string(s) + " is missing");
     validate_shard(shards[s], chunk_bytes);
+    if (shards[s].checksum_algorithm != m.checksum_algorithm) {
+      throw UserError("shard " + std::to_string(s) + " has " +
+                      std::string(checksum_algorithm_name(shards[s].checksum_algorithm)) + " checksums, shard 0 " +
+                      std::string(checksum_algorithm_name(m.checksum_algorithm)));
+    }
     for (std::size_t i = 0; i < shards[s].tensors.size(); ++i) {
       const auto& spec = shards[s].tensors[i];
       if (!seen.insert(spec.name).second) {

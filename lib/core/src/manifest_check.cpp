@@ -40,6 +40,11 @@ void validate_manifest(const Manifest& m) {
     throw UserError(what + ": " + e.what());
   }
   if (m.num_shards == 0) throw UserError(what + ": zero shards");
+  try {
+    checksum_algorithm_name(m.checksum_algorithm);
+  } catch (const UserError& e) {
+    throw UserError(what + ": " + e.what());
+  }
   if (m.tensors.empty()) throw UserError(what + ": no tensors");
   std::set<std::string> names;
   detail::VersionTotals totals;
@@ -93,6 +98,7 @@ std::string manifest_difference(const Manifest& a, const Manifest& b, std::strin
              bn;
     }
     if (f.num_chunks != e.num_chunks) return "tensor '" + e.spec.name + "' has a different number of chunks";
+    if (a.checksum_algorithm != b.checksum_algorithm) continue;  // the layout first, the sums below
     for (std::uint32_t c = 0; c < e.num_chunks; ++c) {
       const auto& x = a.chunks[e.first_chunk + c];
       const auto& y = b.chunks[f.first_chunk + c];
@@ -104,6 +110,11 @@ std::string manifest_difference(const Manifest& a, const Manifest& b, std::strin
                an + ", " + hex(y.checksum) + " in " + bn;
       }
     }
+  }
+  if (a.checksum_algorithm != b.checksum_algorithm) {
+    return "the checksums cannot be compared: " + an + " has " +
+           std::string(checksum_algorithm_name(a.checksum_algorithm)) + " sums, " + bn + " " +
+           std::string(checksum_algorithm_name(b.checksum_algorithm));
   }
   return "";
 }

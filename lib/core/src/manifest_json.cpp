@@ -4,6 +4,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/error.hpp"
 
 namespace tensorhub {
@@ -12,7 +13,9 @@ using nlohmann::json;
 
 std::string manifest_to_json(const Manifest& m) {
   json j;
-  j["format"] = 1;
+  // Format 2 adds "checksum_algorithm"; format 1 (no such key) means XXH64 sums.
+  j["format"] = 2;
+  j["checksum_algorithm"] = std::string(checksum_algorithm_name(m.checksum_algorithm));
   j["model"] = m.model;
   j["version"] = m.version;
   j["chunk_bytes"] = m.chunk_bytes;
@@ -50,13 +53,24 @@ Manifest manifest_from_json(std::string_view text) {
     const json j = json::parse(text);
     if (!j.is_object()) throw UserError("manifest JSON is not an object");
     const auto format = j.find("format");
-    if (format == j.end() || !format->is_number_unsigned() || format->get<std::uint64_t>() != 1)
-      throw UserError("manifest JSON has an unsupported format version");
+    if (format == j.end() || !format->is_number_unsigned() || format->get<std::uint64_t>() < 1 ||
+        format->get<std::uint64_t>() > 2)
+      throw UserError("manifest JSON has an unsupported format version (this build reads 1 and 2)");
+    auto algorithm = ChecksumAlgorithm::kXxh64;  // format 1
+    if (format->get<std::uint64_t>() == 2) {
+      const auto& name = j.at("checksum_algorithm");
+      const auto parsed = name.is_string() ? parse_checksum_algorithm(name.get<std::string>()) : std::nullopt;
+      if (!parsed) throw UserError("manifest JSON: unknown checksum_algorithm " + name.dump());
+      algorithm = *parsed;
+    }
     const auto chunk_bytes = unsigned_field<std::uint64_t>(j, "chunk_bytes");
     const auto num_shards = unsigned_field<std::uint32_t>(j, "num_shards");
     if (num_shards == 0 || num_shards > 1u << 16) throw UserError("manifest JSON: bad num_shards");
     std::vector<ShardManifest> shards(num_shards);
-    for (std::uint32_t s = 0; s < num_shards; ++s) shards[s].shard = s;
+    for (std::uint32_t s = 0; s < num_shards; ++s) {
+      shards[s].shard = s;
+      shards[s].checksum_algorithm = algorithm;
+    }
     for (const auto& t : j.at("tensors")) {
       const auto shard = unsigned_field<std::uint32_t>(t, "shard");
       for (const auto& c : t.at("checksums")) {

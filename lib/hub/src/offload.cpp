@@ -115,7 +115,8 @@ void Offloader::offload(const Withdrawal& ref) {
     // What we write must be what was published (the checksums in the file say so).
     for (std::uint32_t c = 0; c < e.num_chunks; ++c) {
       const auto& ch = m.chunks[e.first_chunk + c];
-      if (checksum64(static_cast<const std::byte*>(t.data) + ch.offset, ch.length) != ch.checksum) {
+      if (checksum64(m.checksum_algorithm, static_cast<const std::byte*>(t.data) + ch.offset, ch.length) !=
+          ch.checksum) {
         throw ChecksumError(what + ": tensor '" + e.spec.name + "' chunk " + std::to_string(c) +
                             " in this rank's memory no longer matches its checksum (memory changed while it "
                             "was referenced, or this rank never held all of it)");

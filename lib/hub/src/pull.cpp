@@ -53,7 +53,7 @@ std::uint64_t copy_own(const Manifest& m, const transfer::Destination& d, const 
   if (src.data != d.data) std::memcpy(d.data, src.data, n);
   for (std::uint32_t c = 0; verify && c < e.num_chunks; ++c) {
     const auto& ch = m.chunks[e.first_chunk + c];
-    if (checksum64(static_cast<const std::byte*>(d.data) + ch.offset, ch.length) != ch.checksum) {
+    if (checksum64(m.checksum_algorithm, static_cast<const std::byte*>(d.data) + ch.offset, ch.length) != ch.checksum) {
       throw ChecksumError(vname(m.model, m.version) + ": tensor '" + e.spec.name + "' chunk " + std::to_string(c) +
                           " copied from this rank's own reference does not match its checksum (that memory "
                           "changed while it was referenced)");

@@ -2,7 +2,7 @@
 
 Reference-Oriented Storage: :meth:`Hub.publish` registers references to your arrays (nothing is
 copied); :meth:`Hub.pull` reads a version straight from whichever processes hold it, chunk by
-chunk, verified by xxHash64.
+chunk, verified by per-chunk checksums (XXH3-64).
 
 Trainer and rollout ranks of one MPI job::
 

@@ -23,6 +23,10 @@ const T& required(const std::optional<T>& value, const char* attribute, std::str
 
 }  // namespace
 
+const char* checksums_attribute(ChecksumAlgorithm algorithm) {
+  return algorithm == ChecksumAlgorithm::kXxh64 ? kAttrChecksums : kAttrChecksumsXxh3;
+}
+
 std::uint64_t checked_bytes(const TensorSpec& spec, std::string_view file) {
   if (spec.shape.size() > kMaxRank) {
     bad(file,
@@ -57,6 +61,10 @@ Header parse_header(const RawHeader& raw, std::string_view file) {
     bad(file, std::string("root attribute '") + kAttrManifest + "': " + e.what());
   }
   const Manifest& m = h.manifest;
+  if (h.format_version < kFirstXxh3FormatVersion && m.checksum_algorithm != ChecksumAlgorithm::kXxh64) {
+    bad(file, "format version " + std::to_string(h.format_version) + " stores XXH64 sums, but root attribute '" +
+                  kAttrManifest + "' says " + std::string(checksum_algorithm_name(m.checksum_algorithm)));
+  }
   if (required(raw.model, kAttrModel, file) != m.model) {
     bad(file, std::string("root attribute '") + kAttrModel + "' is '" + *raw.model + "' but the manifest says '" +
                   m.model + "'");

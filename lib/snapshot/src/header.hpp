@@ -30,7 +30,11 @@ inline constexpr const char* kBf16TypePath = "/types/bfloat16";
 // Per-dataset (and, for tensorhub_dtype, per-committed-type) attributes.
 inline constexpr const char* kAttrName = "tensorhub_name";
 inline constexpr const char* kAttrDtype = "tensorhub_dtype";
+// The per-chunk sums; the name says the algorithm (formats 1 and 2: always XXH64).
 inline constexpr const char* kAttrChecksums = "tensorhub_chunk_xxh64";
+inline constexpr const char* kAttrChecksumsXxh3 = "tensorhub_chunk_xxh3_64";
+// The dataset attribute holding sums under `algorithm`.
+const char* checksums_attribute(ChecksumAlgorithm algorithm);
 inline constexpr const char* kAttrShard = "tensorhub_shard";
 
 // Largest tensor the format accepts (bytes); keeps every size computation far from overflow.
@@ -55,8 +59,8 @@ struct Header {
 };
 
 // Validates the raw attributes: format version (a different one -> "format version N, this
-// build reads 1"), manifest JSON (parsed and assembled), model / version / chunk_bytes equal to
-// the manifest's, the manifest valid (validate_manifest), every tensor storable by HDF5
+// build reads 1 to 3"), manifest JSON (formats 1 and 2: XXH64 sums only) (parsed and assembled), model / version /
+// chunk_bytes equal to the manifest's, the manifest valid (validate_manifest), every tensor storable by HDF5
 // (checked_bytes).
 // Throws SnapshotError naming `file` and the attribute; nothing else escapes.
 Header parse_header(const RawHeader& raw, std::string_view file);

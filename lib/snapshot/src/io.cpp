@@ -64,11 +64,12 @@ std::optional<std::string> check_chunk(const Manifest& manifest, std::uint32_t t
                                        const unsigned char* bytes) {
   const auto& entry = manifest.tensors[tensor];
   const auto& spec = manifest.chunks[entry.first_chunk + chunk];
-  const std::uint64_t sum = checksum64(bytes, spec.length);
+  const std::uint64_t sum = checksum64(manifest.checksum_algorithm, bytes, spec.length);
   if (sum == spec.checksum) return std::nullopt;
   char hex[64];
-  std::snprintf(hex, sizeof hex, "xxh64 0x%016llx != manifest 0x%016llx", static_cast<unsigned long long>(sum),
-                static_cast<unsigned long long>(spec.checksum));
+  std::snprintf(hex, sizeof hex, "%s 0x%016llx != manifest 0x%016llx",
+                std::string(checksum_algorithm_name(manifest.checksum_algorithm)).c_str(),
+                static_cast<unsigned long long>(sum), static_cast<unsigned long long>(spec.checksum));
   return "tensor '" + entry.spec.name + "' chunk " + std::to_string(chunk) + " (bytes " + std::to_string(spec.offset) +
          ".." + std::to_string(spec.offset + spec.length) + "): " + hex;
 }

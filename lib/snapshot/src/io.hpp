@@ -39,7 +39,7 @@ class TensorIo {
 };
 
 // nullopt if the chunk's bytes match the manifest, else
-// "tensor 'NAME' chunk C (bytes A..B): xxh64 0x... != manifest 0x..." (C counted in the tensor).
+// "tensor 'NAME' chunk C (bytes A..B): xxh3_64 0x... != manifest 0x..." (C counted in the tensor).
 std::optional<std::string> check_chunk(const Manifest& manifest, std::uint32_t tensor, std::uint64_t chunk,
                                        const unsigned char* bytes);
 

@@ -134,16 +134,17 @@ Object open_tensor(const OpenSnapshot& snap, std::uint32_t index) {
     bad(path, "dataset " + object + " has shard " + std::to_string(*shard) + " but the manifest says " +
                   std::to_string(e.shard));
   }
-  const auto sums = h5::read_u64_array(attr(format::kAttrChecksums), e.num_chunks);
-  if (!sums) missing(format::kAttrChecksums);
+  const char* sums_attr = format::checksums_attribute(m.checksum_algorithm);
+  const auto sums = h5::read_u64_array(attr(sums_attr), e.num_chunks);
+  if (!sums) missing(sums_attr);
   if (sums->size() != e.num_chunks) {
     bad(path, "dataset " + object + " lists " + std::to_string(sums->size()) + " chunk checksums, the manifest " +
                   std::to_string(e.num_chunks));
   }
   for (std::uint32_t c = 0; c < e.num_chunks; ++c) {
     if ((*sums)[c] != m.chunks[e.first_chunk + c].checksum) {
-      bad(path, "dataset " + object + " attribute '" + format::kAttrChecksums +
-                    "' disagrees with the manifest at chunk " + std::to_string(c));
+      bad(path, "dataset " + object + " attribute '" + sums_attr + "' disagrees with the manifest at chunk " +
+                    std::to_string(c));
     }
   }
   return ds;

@@ -137,7 +137,7 @@ std::vector<h5::Dataset> create_contents(hid_t file, const Manifest& m, const fo
     h5::write_u32(attr(kAttrShard), e.shard);
     std::vector<std::uint64_t> sums(e.num_chunks);
     for (std::uint32_t c = 0; c < e.num_chunks; ++c) sums[c] = m.chunks[e.first_chunk + c].checksum;
-    h5::write_u64_array(attr(kAttrChecksums), sums);
+    h5::write_u64_array(attr(checksums_attribute(m.checksum_algorithm)), sums);
     out.push_back(std::move(ds));
   }
   return out;

@@ -192,7 +192,7 @@ class PullRun {
       }
       if (o_.verify || o_.relay) {
         const auto verify_start = EngineTrace::Steady::now();
-        const auto sum = checksum64(dst_[spec.tensor] + spec.offset, spec.length);
+        const auto sum = checksum64(m_.checksum_algorithm, dst_[spec.tensor] + spec.offset, spec.length);
         trace_.verified(f.chunk, verify_start, sum == spec.checksum);
         if (sum != spec.checksum) {
           trace_.ended(f.trace, f.chunk, f.holder, f.origin, false);

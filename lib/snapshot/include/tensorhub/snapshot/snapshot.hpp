@@ -1,5 +1,6 @@
 // HDF5 snapshots: one file per version, one dataset per tensor (real shape, recognisable
-// dtype), the version's manifest and per-chunk xxHash64 as attributes. Format:
+// dtype), the version's manifest and per-chunk checksums (XXH3-64, or XXH64 in older files) as
+// attributes. Format:
 // share/doc/snapshot-format.md.
 //
 // Every function throws SnapshotError (a UserError) naming the file and the HDF5 object for bad
@@ -22,10 +23,13 @@
 
 namespace tensorhub::snapshot {
 
-// The format `write` produces (2: HDF5 1.10 file format, whose metadata HDF5 checksums itself;
-// fixed-size string attributes). Readers also read format 1 (variable-length strings).
-constexpr std::uint32_t kFormatVersion = 2;
+// The format `write` produces (3: format 2 plus the manifest's checksum algorithm, XXH3-64 sums
+// in new files, in a dataset attribute named after the algorithm). Readers also read format 2
+// (HDF5 1.10 file format, whose metadata HDF5 checksums itself; fixed-size string attributes;
+// XXH64 sums) and format 1 (variable-length strings; XXH64 sums).
+constexpr std::uint32_t kFormatVersion = 3;
 constexpr std::uint32_t kOldestFormatVersion = 1;
+constexpr std::uint32_t kFirstXxh3FormatVersion = 3;
 
 class SnapshotError : public UserError {
  public:

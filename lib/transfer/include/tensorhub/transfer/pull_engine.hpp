@@ -2,7 +2,7 @@
 // coordinator assigns, several reads in flight, in manifest order so that readers behind this
 // one can relay the prefix it already has (pipelined fan-out).
 //
-// Per chunk: acquire (batched) -> post read -> completion -> verify xxHash64 -> report
+// Per chunk: acquire (batched) -> post read -> completion -> verify the checksum -> report
 // complete (which releases the holder's pin and, with relay on, makes this reader a holder of
 // the chunk). A failed read, or one whose bytes fail their checksum, is reported at once and the
 // chunk asked for again, so another holder serves it (the coordinator never assigns that holder
@@ -62,7 +62,7 @@ struct Destination {
 };
 
 struct EngineOptions {
-  bool verify = true;                          // check every chunk's xxHash64
+  bool verify = true;                          // check every chunk's checksum
   bool relay = true;                           // report chunks as held (caller has offered the buffers)
   std::uint32_t inflight = 8;                  // reads in flight
   std::uint32_t acquire_window = 64;           // chunk ids sent per acquire call
