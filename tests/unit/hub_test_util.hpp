@@ -54,6 +54,7 @@ class CountingClient final : public coord::Client {
   coord::ResolveReply resolve(const coord::ResolveRequest& r) override { return (++calls_, inner_.resolve(r)); }
   void offer_relay(const coord::RelayOffer& o) override { ++calls_, inner_.offer_relay(o); }
   coord::AcquireReply acquire(const coord::AcquireRequest& r) override { return (++calls_, inner_.acquire(r)); }
+  coord::PlanReply plan(const coord::PlanRequest& r) override { return (++calls_, inner_.plan(r)); }
   void complete(const coord::CompleteRequest& r) override { ++calls_, inner_.complete(r); }
   void finish(const coord::FinishRequest& r) override { ++calls_, inner_.finish(r); }
   std::vector<coord::ModelStatus> status() override { return (++calls_, inner_.status()); }

@@ -87,7 +87,7 @@ TEST_F(LocalHubs, UnpublishWaitsForReadsInFlight) {
     std::this_thread::yield();
   }
   EXPECT_EQ(done.wait_for(0s), std::future_status::timeout) << "unpublish returned with a read in flight";
-  coordinator_.complete(coord::CompleteRequest{reader, "m", 3, {{0, pub.worker(), true}}, {}});
+  coordinator_.complete(coord::CompleteRequest{reader, "m", 3, {{0, pub.worker(), true}}, {}, {}, {}});
   coordinator_.finish(coord::FinishRequest{reader, "m", 3, g, 1});
   done.get();
   EXPECT_FALSE(holder("m", 3, pub.worker()));

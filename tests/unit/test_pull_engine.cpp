@@ -107,7 +107,7 @@ struct Reader {
     exposure = transport.expose(ranges);
     std::vector<std::string> regions(manifest.tensors.size());
     for (std::size_t i = 0; i < tensors.size(); ++i) regions[tensors[i]] = exposure->descriptors()[i];
-    c.offer_relay(coord::RelayOffer{id, manifest.model, manifest.version, regions});
+    c.offer_relay(coord::RelayOffer{id, manifest.model, manifest.version, regions, ""});
   }
 
   // Pulls `tensors` (all when empty); offers them for relay first when options.relay is set.
@@ -496,10 +496,10 @@ TEST_F(PullEngineTest, FailedReadIsServedByAnotherHolder) {
   const auto head = *a.manifest.find("head");
   ranges[head].bytes -= 1;
   a.exposure = a.transport.expose(ranges);
-  coord_.offer_relay(coord::RelayOffer{a.id, "m", 1, a.exposure->descriptors()});
+  coord_.offer_relay(coord::RelayOffer{a.id, "m", 1, a.exposure->descriptors(), ""});
   std::vector<std::uint32_t> all(a.manifest.chunks.size());
   for (std::uint32_t c = 0; c < all.size(); ++c) all[c] = c;
-  coord_.complete(coord::CompleteRequest{a.id, "m", 1, {}, all});
+  coord_.complete(coord::CompleteRequest{a.id, "m", 1, {}, all, {}, {}});
 
   Reader b(coord_, "reader-b");
   EngineOptions o;

@@ -129,7 +129,7 @@ class PullEngineFlush : public ::testing::Test {
     out_.assign(data_.size(), 0);
     const transport::MemoryRange range{out_.data(), out_.size()};
     const auto mine = reader_.expose({&range, 1});
-    if (relay) client_.offer_relay(coord::RelayOffer{self_, "m", 1, mine->descriptors()});
+    if (relay) client_.offer_relay(coord::RelayOffer{self_, "m", 1, mine->descriptors(), ""});
     EngineOptions o;
     o.relay = relay;
     o.inflight = 8;

@@ -33,6 +33,7 @@ HubOptions with_environment(HubOptions o) {
   if (o.snapshot_dir.empty()) o.snapshot_dir = env::text("TENSORHUB_SNAPSHOT_DIR").value_or("");
   if (o.trace_path.empty()) o.trace_path = env::text("TENSORHUB_TRACE").value_or("");
   if (o.metrics_address.empty()) o.metrics_address = env::text("TENSORHUB_METRICS").value_or("");
+  if (o.plan) o.plan = env::flag("TENSORHUB_PLAN").value_or(true);
   return o;
 }
 

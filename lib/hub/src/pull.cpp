@@ -62,6 +62,9 @@ std::uint64_t copy_own(const Manifest& m, const transfer::Destination& d, const 
   return n;
 }
 
+// The relay offer's RelayOffer::progress for `ref`: empty without progress bytes.
+std::string progress_descriptor(const Reference& ref) { return ref.progress ? ref.progress->descriptor() : ""; }
+
 }  // namespace
 
 FinishGuard::~FinishGuard() {
@@ -135,7 +138,15 @@ std::unique_ptr<PullJob> Puller::prepare(const std::string& model, const Version
     for (std::size_t i = 0; i < job->rest_dests.size(); ++i) {
       job->regions[job->rest_dests[i].tensor] = job->ref.exposure->descriptors()[i];
     }
-    ctx_.client.offer_relay(coord::RelayOffer{self, model, m.version, job->regions});
+    if (ctx_.options.plan) {
+      // Planned readers behind this one read these bytes to see which chunks it has; one set per
+      // version (an earlier pull of it into other buffers shares its own), zeroed when new.
+      job->ref.progress = table_.relay_progress(model, m.version);
+      if (!job->ref.progress) {
+        job->ref.progress = make_progress_bytes(ctx_.transport, static_cast<std::uint32_t>(m.chunks.size()), ctx_.log);
+      }
+    }
+    ctx_.client.offer_relay(coord::RelayOffer{self, model, m.version, job->regions, progress_descriptor(job->ref)});
     job->ref.relay_regions = job->regions;
   }
   // Every chunk of the engine's destinations: what this reader relays once the pull is done.
@@ -150,6 +161,8 @@ std::unique_ptr<PullJob> Puller::prepare(const std::string& model, const Version
   eo.inflight = ctx_.options.inflight;
   eo.deadline = options.deadline.value_or(ctx_.options.pull_deadline);
   eo.trace = ctx_.trace;
+  eo.plan = ctx_.options.plan;
+  eo.progress_bytes = job->ref.progress ? job->ref.progress->data() : nullptr;
   if (job->options.progress) {
     const auto local = result.local_bytes;
     eo.progress = [p = job->options.progress, local](std::uint64_t done, std::uint64_t total) {
@@ -203,6 +216,8 @@ PullResult Puller::finish(PullJob& job, std::exception_ptr error) {
   result.transfer_seconds = job.stats.seconds;
   result.no_source_seconds = job.stats.no_source_seconds;
   result.verify_seconds = job.stats.verify_seconds;
+  result.planned = job.stats.planned;
+  result.plan_calls = job.stats.plan_calls;
   return result;
 }
 
@@ -228,10 +243,11 @@ PullResult Puller::from_snapshot(PullJob& job, const std::string& why) {
       read_snapshot(job.reply.snapshot, m, job.rest, job.options.verify || job.relay, why, job.eo.progress);
   result.bytes = result.file_bytes + result.local_bytes;
   if (job.relay) {
-    ctx_.client.offer_relay(coord::RelayOffer{ctx_.id(), model, m.version, job.regions});
+    if (job.ref.progress) job.ref.progress->mark(job.all_chunks);
+    ctx_.client.offer_relay(coord::RelayOffer{ctx_.id(), model, m.version, job.regions, progress_descriptor(job.ref)});
     job.ref.held = job.all_chunks;
     table_.add(std::move(job.ref));
-    ctx_.client.complete(coord::CompleteRequest{ctx_.id(), model, m.version, {}, job.all_chunks});
+    ctx_.client.complete(coord::CompleteRequest{ctx_.id(), model, m.version, {}, job.all_chunks, {}, {}});
   }
   result.seconds = seconds_since(job.start);
   ctx_.log.info("read " + vname(model, m.version) + " from snapshot " + job.reply.snapshot + " (" +

@@ -50,6 +50,13 @@ const Tensor* ReferenceTable::held_tensor(const Manifest& m, const std::string& 
   return nullptr;
 }
 
+std::shared_ptr<ProgressBytes> ReferenceTable::relay_progress(const std::string& model, std::uint64_t version) const {
+  for (const auto& r : refs_) {
+    if (!r.origin && same(r, model, version) && r.progress) return r.progress;
+  }
+  return nullptr;
+}
+
 std::vector<Withdrawal> ReferenceTable::relays_overlapping(const std::vector<ByteRange>& ranges, const std::string& why,
                                                            bool publishing) const {
   std::vector<Withdrawal> out;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hub_context.hpp"
+#include "progress_bytes.hpp"
 #include "tensorhub/coord/types.hpp"
 #include "tensorhub/core/manifest.hpp"
 #include "tensorhub/core/tensor.hpp"
@@ -46,6 +47,9 @@ struct Reference {
   coord::PublishRequest request{};
   std::vector<std::string> relay_regions{};
   std::vector<std::uint32_t> held{};
+  // A relay's progress bytes (RelayOffer::progress), shared by the relays of one version; null
+  // for an origin, or when plan mode is off or the transport could not expose them.
+  std::shared_ptr<ProgressBytes> progress{};
   bool restored = true;  // known to the current coordinator
   std::uint32_t restore_attempts = 0;
 };
@@ -72,6 +76,8 @@ class ReferenceTable {
   // reference, or a relay reference that holds every chunk of it. nullptr if none.
   const Tensor* held_tensor(const Manifest& m, const std::string& name) const;
 
+  // The progress bytes of a relay of (model, version) in the table, or null.
+  std::shared_ptr<ProgressBytes> relay_progress(const std::string& model, std::uint64_t version) const;
   // The relays of (model, version), as one Withdrawal, if one of them references a tensor
   // named in `names`.
   std::optional<Withdrawal> relays_naming(const std::string& model, std::uint64_t version,

@@ -30,8 +30,9 @@ bool Registration::restore(Reference& ref) {
       ctx_.client.publish(ref.request);
     } else {
       if (ref.held.empty()) return true;  // an unfinished pull: nothing worth serving
-      ctx_.client.offer_relay(coord::RelayOffer{ctx_.id(), ref.model, ref.version, ref.relay_regions});
-      ctx_.client.complete(coord::CompleteRequest{ctx_.id(), ref.model, ref.version, {}, ref.held});
+      ctx_.client.offer_relay(coord::RelayOffer{ctx_.id(), ref.model, ref.version, ref.relay_regions,
+                                                ref.progress ? ref.progress->descriptor() : std::string()});
+      ctx_.client.complete(coord::CompleteRequest{ctx_.id(), ref.model, ref.version, {}, ref.held, {}, {}});
     }
     return true;
   } catch (const UnknownWorker&) {

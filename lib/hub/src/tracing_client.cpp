@@ -97,10 +97,26 @@ coord::AcquireReply TracingClient::acquire(const coord::AcquireRequest& r) {
                {"unavailable", static_cast<I>(reply.unavailable.size())}});
   return reply;
 }
+coord::PlanReply TracingClient::plan(const coord::PlanRequest& r) {
+  const auto start = TraceRecorder::now();
+  auto reply = inner_.plan(r);  // errors (PlanUnsupported too): the caller's
+  trace_.span("plan", "control", TraceRecorder::kCallLane, start, TraceRecorder::now(),
+              {{"model", r.model},
+               {"version", static_cast<I>(r.version)},
+               {"runs_asked", static_cast<I>(r.chunks.size())},
+               {"excluded", static_cast<I>(r.exclude.size())},
+               {"sources", static_cast<I>(reply.sources.size())},
+               {"steps", static_cast<I>(reply.steps.size())},
+               {"waiting", static_cast<I>(reply.waiting.size())},
+               {"unavailable", static_cast<I>(reply.unavailable.size())}});
+  return reply;
+}
 void TracingClient::complete(const coord::CompleteRequest& r) {
   auto args = mv(r.model, r.version);
   args.push_back({"results", static_cast<I>(r.results.size())});
   args.push_back({"now_relayed", static_cast<I>(r.now_held.size())});
+  args.push_back({"held_runs", static_cast<I>(r.held_ranges.size())});
+  args.push_back({"released", static_cast<I>(r.release_sources.size())});
   traced("complete", "control", std::move(args), [&] { inner_.complete(r); });
 }
 void TracingClient::finish(const coord::FinishRequest& r) {

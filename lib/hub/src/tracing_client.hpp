@@ -36,6 +36,7 @@ class TracingClient final : public coord::Client {
   coord::ResolveReply resolve(const coord::ResolveRequest& r) override;
   void offer_relay(const coord::RelayOffer& o) override;
   coord::AcquireReply acquire(const coord::AcquireRequest& r) override;
+  coord::PlanReply plan(const coord::PlanRequest& r) override;
   void complete(const coord::CompleteRequest& r) override;
   void finish(const coord::FinishRequest& r) override;
   std::vector<coord::ModelStatus> status() override;

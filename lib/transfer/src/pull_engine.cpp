@@ -9,6 +9,8 @@
 #include <unordered_map>
 
 #include "engine_trace.hpp"
+#include "engine_util.hpp"
+#include "plan_reader.hpp"
 #include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/error.hpp"
 
@@ -26,24 +28,6 @@ struct InFlight {
   bool origin = false;
   EngineTrace::Read trace{};
 };
-
-std::string chunk_name(const Manifest& m, std::uint32_t c) {
-  const auto& spec = m.chunks[c];
-  const auto& t = m.tensors[spec.tensor];
-  return "tensor '" + t.spec.name + "' chunk " + std::to_string(c - t.first_chunk) + " (bytes " +
-         std::to_string(spec.offset) + ".." + std::to_string(spec.offset + spec.length) + ")";
-}
-
-// The text of the exception being handled (inside a catch block).
-std::string current_error_text() {
-  try {
-    throw;
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "pull failed";
-  }
-}
 
 // One pull's mutable state; keeps PullEngine::run short.
 class PullRun {
@@ -208,6 +192,7 @@ class PullRun {
         }
       }
       trace_.ended(f.trace, f.chunk, f.holder, f.origin, true);
+      mark_held(o_.progress_bytes, f.chunk);
       results_.push_back(coord::ChunkResult{f.chunk, f.holder, true});
       if (o_.relay) held_.push_back(f.chunk);
       auto& src = stats_.sources[f.holder];
@@ -232,7 +217,7 @@ class PullRun {
   void flush() {
     failed_unreported_ = false;
     if (results_.empty() && held_.empty()) return;
-    coord::CompleteRequest req{self_, m_.model, m_.version, std::move(results_), std::move(held_)};
+    coord::CompleteRequest req{self_, m_.model, m_.version, std::move(results_), std::move(held_), {}, {}};
     results_.clear();
     held_.clear();
     coord_.complete(req);
@@ -331,6 +316,12 @@ PullEngine::PullEngine(coord::Client& coordinator, transport::Transport& transpo
 PullStats PullEngine::run(const Manifest& manifest, std::span<const Destination> destinations,
                           const EngineOptions& options) {
   if (options.inflight == 0) throw UserError("inflight must be at least 1");
+  if (options.plan) {
+    PlanReader reader(coordinator_, transport_, self_, manifest, destinations, options);
+    if (auto stats = reader.run()) return *stats;
+    log_.debug("the coordinator does not plan: reading '" + manifest.model + "' v" + std::to_string(manifest.version) +
+               " chunk by chunk (acquire)");
+  }
   PullRun run(coordinator_, transport_, self_, manifest, destinations, options);
   return run.run();
 }

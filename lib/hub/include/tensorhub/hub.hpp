@@ -69,6 +69,10 @@ struct HubOptions {
   std::uint64_t chunk_bytes = kDefaultChunkBytes;
   std::uint32_t max_readers_per_source = 2;  // used by a coordinator this hub starts
   std::uint32_t inflight = 8;                // reads in flight per pull
+  // Plan-based pulls (share/doc/architecture.md section 3): one plan per pull from the coordinator, relay
+  // progress learnt from the relays' progress bytes. false (or TENSORHUB_PLAN=0, read when this
+  // is true), or a coordinator that does not plan: chunk-by-chunk acquire.
+  bool plan = true;
   std::chrono::milliseconds rpc_deadline{10000};
   std::chrono::milliseconds pull_deadline{300000};
   // Where unpublish() (and close()) offload a retained version when this rank is its last
@@ -136,6 +140,10 @@ struct PullResult {
   double transfer_seconds = 0;
   double no_source_seconds = 0;
   double verify_seconds = 0;
+  // Plan mode (HubOptions::plan): whether the transfer followed a coordinator's plan, and how
+  // many plan() calls it made (1 when nothing failed).
+  bool planned = false;
+  std::uint32_t plan_calls = 0;
 };
 
 // One holder (reference) of a version.

@@ -1,19 +1,38 @@
-// The chunk engine: reads one version's chunks into local buffers from whichever holders the
-// coordinator assigns, several reads in flight, in manifest order so that readers behind this
-// one can relay the prefix it already has (pipelined fan-out).
+// The chunk engine: reads one version's chunks into local buffers, several reads in flight, in
+// manifest order so that readers behind this one can relay the prefix it already has (pipelined
+// fan-out). Two modes (architecture.md section 3):
 //
-// Per chunk: acquire (batched) -> post read -> completion -> verify the checksum -> report
-// complete (which releases the holder's pin and, with relay on, makes this reader a holder of
-// the chunk). A failed read, or one whose bytes fail their checksum, is reported at once and the
+// Plan mode (EngineOptions::plan, the default; plan_reader.hpp): one Client::plan() call gives
+// a source for each run of the wanted chunks. A source with no progress descriptor holds its
+// chunks: they are read at once. A relay source may still be pulling them: the engine reads its
+// progress bytes one-sidedly (one byte per chunk, set once the relay verified that chunk), reads
+// the chunks marked held and reads the progress again after a short backoff. The coordinator is
+// asked again only on exceptions: a failed read, a checksum mismatch or a source that showed no
+// progress for EngineOptions::stall_timeout is reported (ChunkResult ok=false) and the remaining
+// chunks of that source planned again with it excluded; `waiting` chunks are planned again after
+// a pause; `unavailable` ones end the pull (ChunksUnavailable). complete() reports the chunks held
+// as runs each quarter of the pull and at its end, and releases sources the reader is done with;
+// when the pull ends every source is released. A coordinator without plans (PlanUnsupported on
+// the first call) or plan = false: acquire mode.
+//
+// Acquire mode, per chunk: acquire (batched) -> post read -> completion -> verify the checksum ->
+// report complete (which releases the holder's pin and, with relay on, makes this reader a
+// holder of the chunk).
+//
+// Both modes: the engine sets this reader's own progress byte of a chunk (EngineOptions::
+// progress_bytes, release store) only after the chunk's bytes landed and verified, so a follower
+// that reads the byte and then the chunk sees the chunk.
+//
+// A failed read, or one whose bytes fail their checksum, is reported at once and the
 // chunk asked for again, so another holder serves it (the coordinator never assigns that holder
 // to this reader again); a bad source is logged once. Only when no good holder is left for a
 // chunk that was read corrupt does the pull fail, with ChunksCorrupt. The engine never returns with a pin held, nor
 // with a read in flight unless the pull's deadline passed: after an error it waits for the reads in flight until the
 // deadline (at least 1 s, or the whole deadline if shorter, after the error); reads still in flight then are abandoned,
 // reported as failed and named in a TimeoutError (their buffers may still be written). The coordinator's assignments
-// are checked: one for a chunk this pull did not ask for, or already reads, is a TransportError naming it. Completions
-// are reported in batches (half the in-flight window), except with relay on: then every poll that completed chunks is
-// reported at once, so that they become relay sources without delay.
+// (and plans) are checked: one for a chunk this pull did not ask for, or already reads, is a TransportError naming it.
+// Acquire mode reports completions in batches (half the in-flight window), except with relay on: then every poll that
+// completed chunks is reported at once, so that they become relay sources without delay.
 #pragma once
 
 #include <atomic>
@@ -74,6 +93,16 @@ struct EngineOptions {
   // Set by another thread to stop the pull: run() then throws Cancelled once the reads in flight
   // have landed (as after any error). May be null.
   const std::atomic<bool>* cancel = nullptr;
+  // Plan-based pulls (Client::plan); false, or a coordinator that does not plan: acquire mode.
+  bool plan = true;
+  // Plan mode: a relay source whose progress bytes show no new chunk for this long is given up
+  // (reported, excluded, its chunks planned again). 0: the deadline / 8, within 100 ms .. 10 s.
+  std::chrono::milliseconds stall_timeout{0};
+  // Plan mode: first pause before asking again for `waiting` chunks (doubles up to 64 times it).
+  std::chrono::milliseconds replan_pause{2};
+  // This reader's progress bytes (one per chunk of the manifest, zeroed by the caller; the
+  // relay offer's RelayOffer::progress): set to 1 once a chunk is verified. May be null.
+  unsigned char* progress_bytes = nullptr;
 };
 
 struct SourceStats {
@@ -90,8 +119,13 @@ struct PullStats {
   std::uint32_t failed_reads = 0;         // reads that failed and were reassigned
   std::uint32_t checksum_mismatches = 0;  // of those, reads whose bytes failed their checksum
   std::uint32_t acquire_calls = 0;
-  double verify_seconds = 0;     // computing checksums
-  double no_source_seconds = 0;  // nothing assigned and nothing in flight (waiting for a holder)
+  std::uint32_t plan_calls = 0;      // plan mode: Client::plan calls (the first one too)
+  std::uint32_t complete_calls = 0;  // plan mode: Client::complete calls
+  std::uint32_t progress_reads = 0;  // plan mode: reads of relay sources' progress bytes
+  std::uint32_t stalls = 0;          // plan mode: sources given up for showing no progress
+  bool planned = false;              // the pull ran in plan mode
+  double verify_seconds = 0;         // computing checksums
+  double no_source_seconds = 0;      // nothing assigned and nothing in flight (waiting for a holder)
   std::map<coord::WorkerId, SourceStats> sources;
 };
 

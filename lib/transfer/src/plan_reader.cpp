@@ -1,0 +1,319 @@
+// PlanReader: the loop of a plan-based pull (plan -> read -> verify -> report), its error path
+// and its reports. The sources' side (plans accepted, progress bytes, stalls) is in
+// plan_sources.cpp.
+#include "plan_reader.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "engine_util.hpp"
+#include "tensorhub/core/checksum.hpp"
+#include "tensorhub/core/error.hpp"
+
+namespace tensorhub::transfer {
+namespace {
+
+using Clock = PlanReader::Clock;
+
+// After an error, the reads in flight get at least this long to land (bounded by the deadline).
+constexpr Clock::duration kDrainGrace = std::chrono::seconds(1);
+
+// The coordinator does not plan: PlanReader::run answers nullopt.
+struct NoPlans {};
+
+std::chrono::milliseconds stall_of(const EngineOptions& o) {
+  if (o.stall_timeout.count() > 0) return o.stall_timeout;
+  return std::clamp<std::chrono::milliseconds>(o.deadline / 8, std::chrono::milliseconds(100),
+                                               std::chrono::milliseconds(10000));
+}
+
+}  // namespace
+
+PlanReader::PlanReader(coord::Client& coordinator, transport::Transport& transport, coord::WorkerId self,
+                       const Manifest& m, std::span<const Destination> dests, const EngineOptions& o)
+    : coord_(coordinator),
+      transport_(transport),
+      self_(self),
+      m_(m),
+      o_(o),
+      stall_(stall_of(o)),
+      pause_(std::max<std::chrono::milliseconds>(o.replan_pause, std::chrono::milliseconds(1))),
+      trace_(o.trace, m, std::string(transport.name()), o.inflight) {
+  dst_.assign(m.tensors.size(), nullptr);
+  state_.assign(m.chunks.size(), State::kUnwanted);
+  source_of_.assign(m.chunks.size(), 0);
+  for (const auto& d : dests) {
+    require(d.tensor < m.tensors.size(), "destination tensor index out of range");
+    dst_[d.tensor] = static_cast<unsigned char*>(d.data);
+    const auto& e = m.tensors[d.tensor];
+    for (std::uint32_t c = 0; c < e.num_chunks; ++c) order_.push_back(e.first_chunk + c);
+    total_bytes_ += e.spec.bytes();
+  }
+  std::sort(order_.begin(), order_.end());
+  for (const auto c : order_) state_[c] = State::kUnplanned;
+  unplanned_ = remaining_ = order_.size();
+  next_report_ = (order_.size() + 3) / 4;
+  stats_.planned = true;
+}
+
+std::string PlanReader::what() const { return "pull of '" + m_.model + "' v" + std::to_string(m_.version); }
+
+std::optional<PullStats> PlanReader::run() {
+  const auto start = Clock::now();
+  deadline_ = start + o_.deadline;
+  try {
+    loop();
+  } catch (const NoPlans&) {
+    return std::nullopt;  // nothing planned, read or pinned yet
+  } catch (...) {
+    const auto abandoned = drain_after_error();
+    if (!abandoned.empty()) throw ReadsAbandoned(current_error_text() + "; then " + describe_abandoned(abandoned));
+    throw;
+  }
+  stats_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  stats_.verify_seconds = trace_.verify_seconds();
+  stats_.no_source_seconds = trace_.no_source_seconds();
+  return stats_;
+}
+
+void PlanReader::loop() {
+  // Until every chunk is done and no read (a progress read too) is in flight.
+  while (remaining_ > 0 || !reads_.empty()) {
+    if (o_.cancel != nullptr && o_.cancel->load()) {
+      throw Cancelled(what() + " cancelled (" + std::to_string(remaining_) + " chunks left)");
+    }
+    bool progressed = plan_more();
+    progressed |= post_reads();
+    progressed |= post_progress_reads();
+    progressed |= reap();
+    check_stalls();
+    if (failed_unreported_ || report_due()) flush();
+    if (Clock::now() > deadline_) {
+      throw TimeoutError(what() + " did not finish within " + std::to_string(o_.deadline.count()) + " ms (" +
+                         std::to_string(remaining_) + " chunks left)");
+    }
+    trace_.sources(reading_ == 0 && ready_.empty() && remaining_ > 0);
+    if (!progressed) std::this_thread::sleep_for(std::chrono::microseconds(reads_.empty() ? 200 : 20));
+  }
+  release_all();
+  flush();
+}
+
+bool PlanReader::plan_more() {
+  if (unplanned_ == 0 || Clock::now() < next_plan_) return false;
+  // The failures behind this plan reach the coordinator first.
+  if (!results_.empty()) flush();
+  coord::PlanRequest req;
+  req.reader = self_;
+  req.model = m_.model;
+  req.version = m_.version;
+  std::vector<std::uint32_t> want;
+  for (const auto c : order_) {
+    if (state_[c] == State::kUnplanned) want.push_back(c);
+  }
+  req.chunks = to_ranges(std::move(want));
+  req.exclude = exclude_;
+  coord::PlanReply reply;
+  try {
+    reply = coord_.plan(req);
+  } catch (const coord::PlanUnsupported& e) {
+    if (stats_.plan_calls == 0) throw NoPlans{};
+    throw TransportError(what() + ": the coordinator stopped planning in the middle of the pull: " + e.what());
+  }
+  ++stats_.plan_calls;
+  accept(reply);
+  if (unplanned_ > 0) {
+    // Some chunks have no source yet (`waiting`): ask again after a pause that grows.
+    next_plan_ = Clock::now() + pause_;
+    pause_ =
+        std::min(pause_ * 2, std::max<std::chrono::milliseconds>(o_.replan_pause, std::chrono::milliseconds(1)) * 64);
+  } else {
+    pause_ = std::max<std::chrono::milliseconds>(o_.replan_pause, std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+bool PlanReader::post_reads() {
+  bool posted = false;
+  while (reading_ < o_.inflight && !ready_.empty()) {
+    const auto c = *ready_.begin();
+    ready_.erase(ready_.begin());
+    const auto holder = source_of_[c];
+    const auto& s = sources_.at(holder);
+    const auto& spec = m_.chunks[c];
+    state_[c] = State::kReading;
+    ++reading_;
+    const auto trace = trace_.posted();
+    try {
+      post(transport::ReadOp{s.info.endpoint, s.info.regions[spec.tensor], spec.offset, dst_[spec.tensor] + spec.offset,
+                             spec.length, 0},
+           Read{c, holder, false, trace});
+      posted = true;
+    } catch (const TransportError& e) {
+      --reading_;
+      landed_chunk(Read{c, holder, false, trace}, false, e.what());
+    }
+  }
+  return posted;
+}
+
+std::uint64_t PlanReader::post(const transport::ReadOp& op, Read r) {
+  auto tagged = op;
+  tagged.tag = next_tag_++;
+  transport_.post(tagged);
+  reads_.emplace(tagged.tag, r);
+  return tagged.tag;
+}
+
+bool PlanReader::reap() {
+  completions_.clear();
+  transport_.poll(completions_);
+  bool chunks = false;
+  for (const auto& c : completions_) {
+    const auto it = reads_.find(c.tag);
+    require(it != reads_.end(), "completion for an unknown read");
+    const Read r = it->second;
+    reads_.erase(it);
+    if (r.progress) {
+      landed_progress(r.holder, c.ok, c.error);
+      continue;
+    }
+    --reading_;
+    chunks = true;
+    landed_chunk(r, c.ok, c.error);
+  }
+  if (o_.progress && chunks) o_.progress(stats_.bytes, total_bytes_);
+  return !completions_.empty();
+}
+
+void PlanReader::landed_chunk(const Read& r, bool ok, const std::string& error) {
+  const auto& s = sources_.at(r.holder);
+  const auto& spec = m_.chunks[r.chunk];
+  if (!ok) {
+    trace_.ended(r.trace, r.chunk, r.holder, s.info.origin, false);
+    failed_chunk(r.chunk, r.holder, "read of " + chunk_name(m_, r.chunk) + " failed: " + error);
+    return;
+  }
+  if (o_.verify || o_.relay) {
+    const auto verify_start = EngineTrace::Steady::now();
+    const auto sum = checksum64(dst_[spec.tensor] + spec.offset, spec.length);
+    trace_.verified(r.chunk, verify_start, sum == spec.checksum);
+    if (sum != spec.checksum) {
+      trace_.ended(r.trace, r.chunk, r.holder, s.info.origin, false);
+      auto bad = "'" + m_.model + "' v" + std::to_string(m_.version) + ": checksum mismatch in " +
+                 chunk_name(m_, r.chunk) + " read from worker " + std::to_string(r.holder);
+      corrupt_[r.chunk] = bad;
+      ++stats_.checksum_mismatches;
+      failed_chunk(r.chunk, r.holder, bad);
+      return;
+    }
+  }
+  trace_.ended(r.trace, r.chunk, r.holder, s.info.origin, true);
+  mark_held(o_.progress_bytes, r.chunk);
+  state_[r.chunk] = State::kDone;
+  held_.push_back(r.chunk);
+  auto& src = stats_.sources[r.holder];
+  src.bytes += spec.length;
+  ++src.chunks;
+  src.origin = s.info.origin;
+  (s.info.origin ? stats_.origin_bytes : stats_.relay_bytes) += spec.length;
+  stats_.bytes += spec.length;
+  --remaining_;
+  ++done_;
+  auto& mine = sources_.at(r.holder);
+  --mine.pending;
+  settle(r.holder, mine);
+}
+
+void PlanReader::failed_chunk(std::uint32_t chunk, coord::WorkerId holder, const std::string& why) {
+  ++stats_.failed_reads;
+  unplan(chunk);
+  auto& s = sources_.at(holder);
+  if (!s.excluded) give_up(holder, chunk, why);
+  settle(holder, s);
+}
+
+bool PlanReader::report_due() const {
+  // Each quarter of the pull (relay followers read the progress bytes, not these reports).
+  return o_.relay && !held_.empty() && done_ >= next_report_;
+}
+
+void PlanReader::flush() {
+  failed_unreported_ = false;
+  if (results_.empty() && held_.empty() && release_.empty()) return;
+  while (next_report_ <= done_ && next_report_ < order_.size())
+    next_report_ += std::max<std::size_t>(1, (order_.size() + 3) / 4);
+  coord::CompleteRequest req;
+  req.reader = self_;
+  req.model = m_.model;
+  req.version = m_.version;
+  req.results = std::move(results_);
+  if (o_.relay) req.held_ranges = to_ranges(std::move(held_));
+  req.release_sources = std::move(release_);
+  results_.clear();
+  held_.clear();
+  release_.clear();
+  ++stats_.complete_calls;
+  coord_.complete(req);
+}
+
+std::vector<PlanReader::Read> PlanReader::drain_after_error() noexcept {
+  std::vector<Read> abandoned;
+  try {
+    const auto until = std::max(deadline_, Clock::now() + std::min<Clock::duration>(o_.deadline, kDrainGrace));
+    while (!reads_.empty() && Clock::now() < until) {
+      completions_.clear();
+      transport_.poll(completions_);
+      for (const auto& c : completions_) {
+        const auto it = reads_.find(c.tag);
+        if (it == reads_.end()) continue;
+        const Read r = it->second;
+        reads_.erase(it);
+        if (r.progress) {
+          sources_.at(r.holder).progress_in_flight = false;
+          continue;
+        }
+        trace_.ended(r.trace, r.chunk, r.holder, sources_.at(r.holder).info.origin, false);
+        if (!c.ok) results_.push_back(coord::ChunkResult{r.chunk, r.holder, false});
+      }
+      if (completions_.empty()) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    for (const auto& [tag, r] : reads_) {
+      if (r.progress) {
+        // The transport may still write this buffer: it is left allocated (a few bytes, once).
+        (void)sources_.at(r.holder).window.release();
+        continue;
+      }
+      abandoned.push_back(r);
+      results_.push_back(coord::ChunkResult{r.chunk, r.holder, false});
+    }
+    reads_.clear();
+    std::sort(abandoned.begin(), abandoned.end(), [](const Read& a, const Read& b) { return a.chunk < b.chunk; });
+  } catch (...) {
+    // The original error is the one worth reporting.
+  }
+  try {
+    for (auto& [holder, s] : sources_) {
+      if (!s.released) release_.push_back(holder);
+      s.released = true;
+    }
+    flush();  // verified chunks stay announced: their bytes are good
+  } catch (...) {
+  }
+  if (!abandoned.empty()) log_.error(describe_abandoned(abandoned));
+  return abandoned;
+}
+
+std::string PlanReader::describe_abandoned(const std::vector<Read>& abandoned) const {
+  std::string s = "abandoned " + std::to_string(abandoned.size()) +
+                  " read(s) still in flight at the pull's deadline, whose destination buffers may still be "
+                  "written: ";
+  constexpr std::size_t kNamed = 4;
+  for (std::size_t i = 0; i < abandoned.size() && i < kNamed; ++i) {
+    s += (i ? "; " : "") + chunk_name(m_, abandoned[i].chunk) + " from worker " + std::to_string(abandoned[i].holder);
+  }
+  if (abandoned.size() > kNamed) s += "; ...";
+  return s;
+}
+
+}  // namespace tensorhub::transfer

@@ -1,0 +1,392 @@
+// lib/transfer PullEngine, plan mode, against a scripted coordinator (FakePlanClient) over the
+// in-process `local` transport: the engine follows the plan, waits on a relay's progress bytes,
+// gives up a stalled, failing or corrupt source (reported, excluded, planned again), plans
+// `waiting` chunks again after a pause, ends on `unavailable`, can be cancelled, falls back to
+// acquire on PlanUnsupported, and makes a small, fixed number of control calls.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "local/local_transport.hpp"
+#include "tensorhub/coord/client.hpp"
+#include "tensorhub/core/error.hpp"
+#include "tensorhub/core/manifest.hpp"
+#include "tensorhub/transfer/pull_engine.hpp"
+
+namespace tensorhub::transfer {
+namespace {
+
+using coord::WorkerId;
+
+constexpr std::uint64_t kChunk = 4096;
+constexpr std::uint32_t kChunks = 16;
+constexpr WorkerId kSelf = 1;
+constexpr WorkerId kOrigin = 2;
+constexpr WorkerId kRelay = 3;
+constexpr WorkerId kBad = 4;
+
+// A Client that answers plan() with a script and records plan() and complete() in call order.
+class FakePlanClient final : public coord::Client {
+ public:
+  std::function<coord::PlanReply(const coord::PlanRequest&)> on_plan;
+  std::function<coord::AcquireReply(const coord::AcquireRequest&)> on_acquire;
+  std::vector<coord::PlanRequest> plans;
+  std::vector<coord::CompleteRequest> completes;
+  std::vector<std::string> calls;  // "plan", "complete", "acquire" in order
+  std::uint32_t acquires = 0;
+
+  coord::PlanReply plan(const coord::PlanRequest& r) override {
+    calls.push_back("plan");
+    plans.push_back(r);
+    return on_plan(r);
+  }
+  coord::AcquireReply acquire(const coord::AcquireRequest& r) override {
+    calls.push_back("acquire");
+    ++acquires;
+    return on_acquire(r);
+  }
+  void complete(const coord::CompleteRequest& r) override {
+    calls.push_back("complete");
+    completes.push_back(r);
+  }
+
+  WorkerId register_worker(const coord::WorkerInfo&) override { throw unused(); }
+  void deregister_worker(WorkerId) override { throw unused(); }
+  coord::HeartbeatReply heartbeat(WorkerId) override { throw unused(); }
+  coord::PublishReply publish(const coord::PublishRequest&) override { throw unused(); }
+  std::uint32_t unpublish(WorkerId, const std::string&, std::uint64_t) override { throw unused(); }
+  std::uint32_t wait_drained(WorkerId, const std::string&, std::uint64_t, std::chrono::milliseconds) override {
+    throw unused();
+  }
+  void retain(const std::string&, std::uint64_t) override { throw unused(); }
+  void release(const std::string&, std::uint64_t) override { throw unused(); }
+  void attach_snapshot(const std::string&, const Manifest&) override { throw unused(); }
+  coord::OffloadLease begin_offload(WorkerId, const std::string&, std::uint64_t) override { throw unused(); }
+  void end_offload(WorkerId, const std::string&, std::uint64_t) override { throw unused(); }
+  std::optional<std::uint64_t> latest(const std::string&) override { throw unused(); }
+  std::optional<std::uint64_t> wait_for(const std::string&, std::optional<std::uint64_t>,
+                                        std::chrono::milliseconds) override {
+    throw unused();
+  }
+  coord::ResolveReply resolve(const coord::ResolveRequest&) override { throw unused(); }
+  void offer_relay(const coord::RelayOffer&) override { throw unused(); }
+  void finish(const coord::FinishRequest&) override { throw unused(); }
+  std::vector<coord::ModelStatus> status() override { throw unused(); }
+  std::vector<coord::WorkerStatus> workers() override { throw unused(); }
+
+ private:
+  static ContractViolation unused() { return ContractViolation("the engine made an unexpected control call"); }
+};
+
+// The reader's transport: LocalTransport that runs `tick` before each poll (the relay advancing,
+// a cancel arriving while the pull runs).
+class TickTransport final : public transport::Transport {
+ public:
+  std::function<void()> tick;
+
+  std::string_view name() const override { return inner_.name(); }
+  const std::string& endpoint() const override { return inner_.endpoint(); }
+  bool reaches(std::string_view e) const override { return inner_.reaches(e); }
+  std::unique_ptr<transport::Exposure> expose(std::span<const transport::MemoryRange> r) override {
+    return inner_.expose(r);
+  }
+  void post(const transport::ReadOp& op) override { inner_.post(op); }
+  void poll(std::vector<transport::Completion>& out) override {
+    if (tick) tick();
+    inner_.poll(out);
+  }
+  std::size_t in_flight() const override { return inner_.in_flight(); }
+
+ private:
+  transport::LocalTransport inner_{"plan-reader"};
+};
+
+class PullEnginePlan : public ::testing::Test {
+ protected:
+  PullEnginePlan() {
+    data_.resize(kChunks * kChunk);
+    for (std::size_t i = 0; i < data_.size(); ++i) data_[i] = static_cast<unsigned char>(i * 13 + i / 4096);
+    corrupt_ = data_;
+    corrupt_[5 * kChunk + 1] ^= 0xff;  // chunk 5 is bad there
+    relay_buf_.assign(data_.size(), 0);
+    relay_progress_.assign(kChunks, 0);
+    own_progress_.assign(kChunks, 0);
+    const Tensor t = host_tensor("w", DType::kU8, {static_cast<std::int64_t>(data_.size())}, data_.data());
+    m_ = assemble_manifest("m", 1, kChunk, {describe_shard(0, {&t, 1}, kChunk)});
+    origin_region_ = expose(data_.data(), data_.size());
+    relay_region_ = expose(relay_buf_.data(), relay_buf_.size());
+    relay_progress_desc_ = expose(relay_progress_.data(), relay_progress_.size());
+    corrupt_region_ = expose(corrupt_.data(), corrupt_.size());
+    short_region_ = expose(data_.data(), 1);  // every read past its first byte fails
+    out_.assign(data_.size(), 0);
+    o_.inflight = 4;
+    o_.progress_bytes = own_progress_.data();
+    o_.stall_timeout = std::chrono::milliseconds(100);
+    o_.deadline = std::chrono::milliseconds(20000);
+  }
+
+  std::string expose(unsigned char* p, std::uint64_t n) {
+    const transport::MemoryRange r{p, n};
+    exposures_.push_back(peers_.expose({&r, 1}));
+    return exposures_.back()->descriptors().front();
+  }
+
+  static coord::PlanSource source(WorkerId holder, const std::string& region, const std::string& progress = "") {
+    return coord::PlanSource{holder, "local:peer" + std::to_string(holder), {region}, progress, holder == kOrigin, 0};
+  }
+  // Every chunk asked for, from one source.
+  static coord::PlanReply all_from(const coord::PlanRequest& r, const coord::PlanSource& s) {
+    coord::PlanReply reply;
+    reply.sources.push_back(s);
+    for (const auto& range : r.chunks) reply.steps.push_back(coord::PlanStep{range, 0});
+    return reply;
+  }
+
+  // The relay gets one more chunk every `every` polls of the reader.
+  void relay_advances(int every) {
+    reader_.tick = [this, every, polls = 0, next = 0u]() mutable {
+      if (++polls % every != 0 || next >= kChunks) return;
+      std::copy_n(data_.begin() + next * kChunk, kChunk, relay_buf_.begin() + next * kChunk);
+      relay_progress_[next++] = 1;
+    };
+  }
+
+  PullStats pull() {
+    const std::vector<Destination> dests{Destination{0, out_.data()}};
+    return PullEngine(client_, reader_, kSelf).run(m_, dests, o_);
+  }
+
+  std::vector<WorkerId> released() const {
+    std::vector<WorkerId> out;
+    for (const auto& c : client_.completes) out.insert(out.end(), c.release_sources.begin(), c.release_sources.end());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  std::vector<coord::ChunkResult> failures() const {
+    std::vector<coord::ChunkResult> out;
+    for (const auto& c : client_.completes) {
+      for (const auto& r : c.results) {
+        if (!r.ok) out.push_back(r);
+      }
+    }
+    return out;
+  }
+  std::uint64_t held_reported() const {
+    std::uint64_t n = 0;
+    for (const auto& c : client_.completes) {
+      for (const auto& r : c.held_ranges) n += r.count;
+    }
+    return n;
+  }
+
+  transport::LocalTransport peers_{"peers"};
+  TickTransport reader_;
+  FakePlanClient client_;
+  Manifest m_;
+  EngineOptions o_;
+  std::vector<unsigned char> data_, corrupt_, relay_buf_, relay_progress_, own_progress_, out_;
+  std::vector<std::unique_ptr<transport::Exposure>> exposures_;
+  std::string origin_region_, relay_region_, relay_progress_desc_, corrupt_region_, short_region_;
+};
+
+TEST_F(PullEnginePlan, FollowsThePlanWithOnePlanCallAndFewCompletes) {
+  client_.on_plan = [&](const coord::PlanRequest& r) { return all_from(r, source(kOrigin, origin_region_)); };
+  const auto stats = pull();
+  EXPECT_EQ(out_, data_);
+  EXPECT_TRUE(stats.planned);
+  EXPECT_EQ(stats.plan_calls, 1u);
+  ASSERT_EQ(client_.plans.size(), 1u);
+  EXPECT_EQ(client_.plans[0].chunks, (std::vector<coord::ChunkRange>{{0, kChunks}}));
+  EXPECT_TRUE(client_.plans[0].exclude.empty());
+  // Each quarter and the end, not per chunk: the count does not grow with the chunks.
+  EXPECT_LE(client_.completes.size(), 5u);
+  EXPECT_EQ(stats.complete_calls, client_.completes.size());
+  EXPECT_EQ(held_reported(), kChunks);
+  EXPECT_EQ(released(), std::vector<WorkerId>{kOrigin});
+  EXPECT_TRUE(failures().empty());
+  EXPECT_EQ(stats.origin_bytes, data_.size());
+  EXPECT_EQ(stats.sources.at(kOrigin).chunks, kChunks);
+  EXPECT_EQ(client_.acquires, 0u);
+  EXPECT_TRUE(std::all_of(own_progress_.begin(), own_progress_.end(), [](unsigned char b) { return b == 1; }));
+}
+
+TEST_F(PullEnginePlan, WaitsOnTheRelaysProgressBytes) {
+  relay_advances(3);
+  client_.on_plan = [&](const coord::PlanRequest& r) {
+    return all_from(r, source(kRelay, relay_region_, relay_progress_desc_));
+  };
+  const auto stats = pull();
+  EXPECT_EQ(out_, data_);
+  EXPECT_EQ(stats.plan_calls, 1u);
+  EXPECT_EQ(stats.relay_bytes, data_.size());
+  EXPECT_GT(stats.progress_reads, 1u);
+  EXPECT_EQ(stats.stalls, 0u);
+  EXPECT_EQ(stats.failed_reads, 0u);
+  EXPECT_EQ(released(), std::vector<WorkerId>{kRelay});
+}
+
+TEST_F(PullEnginePlan, StalledRelayIsReportedExcludedAndPlannedAround) {
+  // The relay never advances: after the stall timeout its chunks come from the origin.
+  client_.on_plan = [&](const coord::PlanRequest& r) {
+    if (client_.plans.size() == 1) return all_from(r, source(kRelay, relay_region_, relay_progress_desc_));
+    return all_from(r, source(kOrigin, origin_region_));
+  };
+  const auto stats = pull();
+  EXPECT_EQ(out_, data_);
+  EXPECT_EQ(stats.stalls, 1u);
+  ASSERT_EQ(client_.plans.size(), 2u);
+  EXPECT_EQ(client_.plans[1].exclude, std::vector<WorkerId>{kRelay});
+  EXPECT_EQ(client_.plans[1].chunks, (std::vector<coord::ChunkRange>{{0, kChunks}}));
+  ASSERT_EQ(failures().size(), 1u);
+  EXPECT_EQ(failures()[0].holder, kRelay);
+  // The failure reached the coordinator before it was asked again.
+  const auto second_plan = std::find(client_.calls.begin() + 1, client_.calls.end(), "plan");
+  EXPECT_NE(std::find(client_.calls.begin(), second_plan, "complete"), second_plan);
+  EXPECT_EQ(released(), (std::vector<WorkerId>{kOrigin, kRelay}));
+}
+
+TEST_F(PullEnginePlan, FailedReadIsReportedAndItsChunksPlannedAgain) {
+  client_.on_plan = [&](const coord::PlanRequest& r) {
+    if (client_.plans.size() > 1) return all_from(r, source(kOrigin, origin_region_));
+    // Chunks 0..7 from the origin, 8..15 from a source whose reads fail.
+    coord::PlanReply reply;
+    reply.sources = {source(kOrigin, origin_region_), source(kBad, short_region_)};
+    reply.steps = {coord::PlanStep{{0, 8}, 0}, coord::PlanStep{{8, 8}, 1}};
+    return reply;
+  };
+  const auto stats = pull();
+  EXPECT_EQ(out_, data_);
+  EXPECT_GE(stats.failed_reads, 1u);
+  ASSERT_EQ(client_.plans.size(), 2u);
+  EXPECT_EQ(client_.plans[1].exclude, std::vector<WorkerId>{kBad});
+  // Only what the bad source had is planned again.
+  std::uint32_t asked = 0;
+  for (const auto& r : client_.plans[1].chunks) {
+    EXPECT_GE(r.first, 8u);
+    asked += r.count;
+  }
+  EXPECT_EQ(asked, 8u);
+  EXPECT_EQ(failures().size(), 1u);
+  EXPECT_EQ(stats.sources.count(kBad), 0u);
+  // The origin once per plan that named it (each plan pins its sources again).
+  EXPECT_EQ(released(), (std::vector<WorkerId>{kOrigin, kOrigin, kBad}));
+}
+
+TEST_F(PullEnginePlan, ChecksumMismatchExcludesTheSource) {
+  client_.on_plan = [&](const coord::PlanRequest& r) {
+    if (client_.plans.size() == 1) return all_from(r, source(kBad, corrupt_region_));
+    return all_from(r, source(kOrigin, origin_region_));
+  };
+  const auto stats = pull();
+  EXPECT_EQ(out_, data_);
+  EXPECT_EQ(stats.checksum_mismatches, 1u);
+  ASSERT_EQ(client_.plans.size(), 2u);
+  EXPECT_EQ(client_.plans[1].exclude, std::vector<WorkerId>{kBad});
+  ASSERT_EQ(failures().size(), 1u);
+  EXPECT_EQ(failures()[0].chunk, 5u);
+  EXPECT_EQ(own_progress_[5], 1);
+}
+
+TEST_F(PullEnginePlan, CorruptChunkWithNoOtherSourceIsChunksCorrupt) {
+  client_.on_plan = [&](const coord::PlanRequest& r) {
+    if (client_.plans.size() == 1) return all_from(r, source(kBad, corrupt_region_));
+    coord::PlanReply reply;
+    reply.unavailable = r.chunks;
+    return reply;
+  };
+  EXPECT_THROW(pull(), ChunksCorrupt);
+  EXPECT_EQ(own_progress_[5], 0) << "a corrupt chunk is never marked held";
+  EXPECT_EQ(released(), std::vector<WorkerId>{kBad});
+}
+
+TEST_F(PullEnginePlan, UnavailableChunksEndThePull) {
+  client_.on_plan = [&](const coord::PlanRequest& r) {
+    coord::PlanReply reply = all_from(r, source(kOrigin, origin_region_));
+    reply.steps = {coord::PlanStep{{0, 8}, 0}};
+    reply.unavailable = {coord::ChunkRange{8, 8}};
+    return reply;
+  };
+  EXPECT_THROW(pull(), ChunksUnavailable);
+  EXPECT_EQ(released(), std::vector<WorkerId>{kOrigin}) << "the pins of the plan's sources are released";
+}
+
+TEST_F(PullEnginePlan, WaitingChunksArePlannedAgainAfterAPause) {
+  client_.on_plan = [&](const coord::PlanRequest& r) {
+    if (client_.plans.size() < 3) {
+      coord::PlanReply reply;
+      reply.waiting = r.chunks;
+      return reply;
+    }
+    return all_from(r, source(kOrigin, origin_region_));
+  };
+  o_.replan_pause = std::chrono::milliseconds(5);
+  const auto start = std::chrono::steady_clock::now();
+  const auto stats = pull();
+  EXPECT_EQ(out_, data_);
+  EXPECT_EQ(stats.plan_calls, 3u);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(5 + 10));
+  EXPECT_TRUE(failures().empty());
+}
+
+TEST_F(PullEnginePlan, CancelStopsThePullAndReleasesItsSources) {
+  std::atomic<bool> cancel{false};
+  o_.cancel = &cancel;
+  o_.stall_timeout = std::chrono::milliseconds(60000);
+  reader_.tick = [&, polls = 0]() mutable {
+    if (++polls == 50) cancel = true;
+  };
+  client_.on_plan = [&](const coord::PlanRequest& r) {
+    return all_from(r, source(kRelay, relay_region_, relay_progress_desc_));
+  };
+  EXPECT_THROW(pull(), Cancelled);
+  EXPECT_EQ(released(), std::vector<WorkerId>{kRelay});
+}
+
+TEST_F(PullEnginePlan, AnInvalidPlanIsATransportError) {
+  client_.on_plan = [&](const coord::PlanRequest&) {
+    coord::PlanReply reply;
+    reply.sources = {source(kOrigin, origin_region_)};
+    reply.steps = {coord::PlanStep{{kChunks - 1, 2}, 0}};  // past the last chunk
+    return reply;
+  };
+  EXPECT_THROW(pull(), TransportError);
+  EXPECT_EQ(released(), std::vector<WorkerId>{kOrigin});
+}
+
+TEST_F(PullEnginePlan, PlanUnsupportedFallsBackToAcquire) {
+  client_.on_plan = [](const coord::PlanRequest&) -> coord::PlanReply {
+    throw coord::PlanUnsupported("old coordinator");
+  };
+  client_.on_acquire = [&](const coord::AcquireRequest& r) {
+    coord::AcquireReply reply;
+    for (std::size_t i = 0; i < r.chunks.size() && i < r.max_assign; ++i) {
+      const auto c = r.chunks[i];
+      reply.assignments.push_back(
+          coord::Assignment{c, kOrigin, "local:peer2", origin_region_, m_.chunks[c].offset, true});
+    }
+    return reply;
+  };
+  const auto stats = pull();
+  EXPECT_EQ(out_, data_);
+  EXPECT_FALSE(stats.planned);
+  EXPECT_EQ(client_.plans.size(), 1u);
+  EXPECT_GE(client_.acquires, 1u);
+  EXPECT_TRUE(std::all_of(own_progress_.begin(), own_progress_.end(), [](unsigned char b) { return b == 1; }));
+
+  // plan = false: not even asked.
+  client_.plans.clear();
+  out_.assign(data_.size(), 0);
+  o_.plan = false;
+  pull();
+  EXPECT_EQ(out_, data_);
+  EXPECT_TRUE(client_.plans.empty());
+}
+
+}  // namespace
+}  // namespace tensorhub::transfer
