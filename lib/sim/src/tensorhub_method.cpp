@@ -4,7 +4,8 @@
 // order, at most `inflight` reads in flight), read each assigned chunk from its holder as a
 // pipe, complete it with now_held (relay) when it lands, finish. A reader the coordinator gives
 // nothing (every holder's K slots busy) asks again at the next completion anywhere or after the
-// engine's backoff. Every coordinator call is counted and timed (thread CPU time).
+// engine's backoff. With Scenario::rpc_s, an acquire's reads start and a complete takes effect one
+// control round trip later. Every coordinator call is counted and timed (thread CPU time).
 #include <time.h>
 
 #include <algorithm>
@@ -183,8 +184,17 @@ class Run {
       const double b = base_[spec.tensor] + static_cast<double>(spec.offset);
       const auto holder = a.holder;
       const auto chunk = a.chunk;
-      fluid_.read(node_of_.at(holder), r.node, b, b + static_cast<double>(spec.length),
-                  [this, i, holder, chunk] { landed(i, chunk, holder); });
+      const auto src = node_of_.at(holder);
+      const auto dst = r.node;
+      const double e = b + static_cast<double>(spec.length);
+      auto start = [this, i, holder, chunk, src, dst, b, e] {
+        fluid_.read(src, dst, b, e, [this, i, holder, chunk] { landed(i, chunk, holder); });
+      };
+      if (s_.rpc_s > 0) {
+        fluid_.at(fluid_.now() + s_.rpc_s, start);  // the acquire's reply arrives one RTT later
+      } else {
+        start();
+      }
     }
     if (r.inflight == 0 && !r.waiting) {
       r.waiting = true;
@@ -207,6 +217,14 @@ class Run {
   }
 
   void landed(std::uint32_t i, std::uint32_t chunk, coord::WorkerId holder) {
+    if (s_.rpc_s > 0) {  // the complete reaches the coordinator one RTT later
+      fluid_.at(fluid_.now() + s_.rpc_s, [this, i, chunk, holder] { completed(i, chunk, holder); });
+    } else {
+      completed(i, chunk, holder);
+    }
+  }
+
+  void completed(std::uint32_t i, std::uint32_t chunk, coord::WorkerId holder) {
     Reader& r = rs_[i];
     r.state[chunk] = 2;
     ++r.held;

@@ -22,6 +22,7 @@ struct Scenario {
   std::uint32_t max_readers_per_source = 2;  // coordinator K
   std::uint32_t inflight = 3;                // tensorhub: reads in flight per reader
   std::uint32_t batch = 64;                  // tensorhub: chunk ids per acquire
+  double rpc_s = 0;                          // tensorhub: control round trip (acquire, complete)
   double pcie_gbps = 200;                    // ckpt: GPU -> host copy rate per GPU
 };
 
