@@ -37,8 +37,19 @@ struct Rig {
       if (--left[i] == 0) done[i] = fluid.now();
     });
   }
+  // The k-th reader of shard t's order. With whole hosts of readers (g GPUs each) the order
+  // visits hosts one after the other, starting at GPU t mod g of each host: the hop between two
+  // hosts then leaves and enters on rail t mod g, so T shards use every NIC of a host (as NCCL's
+  // channels do over rails) instead of all crossing at the same pair of GPUs.
   std::uint32_t rotated(const Scenario& s, std::uint32_t t, std::uint32_t k) const {
     const auto n = static_cast<std::uint32_t>(readers.size());
+    const std::uint32_t g = s.topo.gpus_per_host;
+    if (g > 1 && n % g == 0 && readers.front() % g == 0) {
+      const std::uint32_t hosts = n / g;
+      const std::uint32_t host =
+          (k / g + static_cast<std::uint32_t>(static_cast<std::uint64_t>(t) * hosts / s.trainers)) % hosts;
+      return host * g + (k % g + t) % g;
+    }
     return (k + static_cast<std::uint32_t>(static_cast<std::uint64_t>(t) * n / s.trainers)) % n;
   }
 };

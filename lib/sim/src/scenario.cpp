@@ -45,8 +45,15 @@ std::pair<double, double> shard_range(const Scenario& s, std::uint32_t t) {
 double lower_bound_s(const Scenario& s, const Network& net) {
   const auto& links = net.links();
   const auto readers = reader_nodes(s, net);
+  // Every reader receives S through its NIC and NVLink; every byte entering a reader host with
+  // no trainer crosses one of the host's NICs.
   double lb = 0;
-  for (auto r : readers) lb = std::max(lb, s.model_bytes / links[net.node(r).nic_down].capacity);
+  const std::uint32_t g = s.topo.gpus_per_host;
+  for (auto r : readers) {
+    const Node& n = net.node(r);
+    lb = std::max(lb, s.model_bytes / (links[n.nic_down].capacity + (g > 1 ? links[n.nvl_down].capacity : 0.0)));
+    if (n.host >= (s.trainers + g - 1) / g) lb = std::max(lb, s.model_bytes / (links[n.nic_down].capacity * g));
+  }
   double up = 0;
   for (auto t : trainer_nodes(s, net)) up += links[net.node(t).nic_up].capacity;
   lb = std::max(lb, s.model_bytes / up);

@@ -44,7 +44,8 @@ std::vector<std::uint32_t> trainer_nodes(const Scenario& s, const Network& net);
 std::vector<std::uint32_t> reader_nodes(const Scenario& s, const Network& net);
 // [begin, end) bytes of trainer t's shard (chunk-aligned, the last one shorter).
 std::pair<double, double> shard_range(const Scenario& s, std::uint32_t t);
-// max(S / reader NIC, S / all trainers' NICs, S / WAN when readers are in the other DC).
+// max(S / reader NIC + NVLink, S / a reader host's NICs, S / all trainers' NICs, S / WAN when
+// readers are in the other DC).
 double lower_bound_s(const Scenario& s, const Network& net);
 
 const std::vector<std::string>& method_names();
