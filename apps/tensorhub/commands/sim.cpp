@@ -138,7 +138,7 @@ int cmd_sim(const Args& args) {
                 "so it is skipped when N x chunks exceeds --max-chunk-reads); the baselines: star, ring (NCCL-\n"
                 "style pipelined ring), tree (pipelined binary tree), store (via --storage servers), ckpt (host\n"
                 "copy at --pcie-gbps, then a pipelined ring). Presets: netsim (scripts/bench/fanout.sh's\n"
-                "emulated cluster), standalone (scenario a: 64 trainer GPUs, 100 GB, 8 x 400 Gb/s per host,\n"
+                "emulated cluster), standalone (scenario a: 64 trainer GPUs, 100 GiB, 8 x 400 Gb/s per host,\n"
                 "racks of 16 hosts, spine oversubscribed 2:1), crossdc (scenario c: the same over 2 DCs with a\n"
                 "100 Gb/s WAN). Ratios are to the lower bound max(S/reader NIC, S/trainer NICs, S/WAN).\n"));
   desc.add_options()("preset", po::value(&f.preset)->default_value(f.preset), "netsim | standalone | crossdc")(
