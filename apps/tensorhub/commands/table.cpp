@@ -46,6 +46,10 @@ constexpr std::array kTopLevel{
     Command{"bench", "benchmarks: p2p | fanout | stall | elastic | crossdc (nccl-tests flags -b -e -f -n -w)",
             cmd_bench, true, "mpirun -n 4 --oversubscribe --mca osc ucx tensorhub bench fanout -b 8MiB",
             &bench_commands},
+    Command{"sim", "flow-level simulator: the real coordinator vs ring/tree/star/store/ckpt at up to 1,024 GPUs",
+            cmd_sim, false,
+            "tensorhub sim --preset netsim --readers 4,8\n"
+            "tensorhub sim --preset standalone --readers 8,64,256,1024 --json share/results/sim/standalone.json"},
     Command{"probe", "this node's GPUs, NICs, NUMA and PCI affinity; under mpirun also the MPI_Get matrix", cmd_probe,
             false,
             "tensorhub probe --xml tests/data/topo/gpu8-nic8-2socket.xml\n"

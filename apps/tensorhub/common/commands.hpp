@@ -21,6 +21,7 @@ int cmd_snapshot_inspect(const Args& args);  // commands/snapshot.cpp
 int cmd_status(const Args& args);            // commands/status.cpp
 int cmd_recover(const Args& args);           // commands/recover.cpp
 int cmd_demo(const Args& args);              // commands/demo.cpp
+int cmd_sim(const Args& args);               // commands/sim.cpp
 int cmd_probe(const Args& args);             // probe/probe.cpp
 int cmd_bench(const Args& args);             // bench/bench.cpp: dispatches to the scenarios below
 int cmd_bench_p2p(const Args& args);         // bench/p2p.cpp

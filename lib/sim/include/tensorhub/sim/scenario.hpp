@@ -1,0 +1,60 @@
+// One simulated fan-out: a topology, T trainer GPUs publishing a model, R reader GPUs pulling
+// it, by one method. Methods: tensorhub (the real in-process Coordinator, tensorhub_method.cpp),
+// star, ring (NCCL-style pipelined ring broadcast), tree (pipelined binary tree), store
+// (store-copy through k storage servers), ckpt (checkpoint-engine style: host copy, then a
+// pipelined ring broadcast from host memory) (baselines.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tensorhub/sim/network.hpp"
+
+namespace tensorhub::sim {
+
+struct Scenario {
+  TopologyConfig topo;
+  std::uint32_t trainers = 1;  // GPUs 0..T-1 publish one shard each
+  std::uint32_t readers = 1;   // the next GPUs (with 2 DCs: half in each, DC 1 from its first GPU)
+  double model_bytes = 64.0 * (1 << 20);
+  double chunk_bytes = 512.0 * 1024;
+  std::uint32_t max_readers_per_source = 2;  // coordinator K
+  std::uint32_t inflight = 3;                // tensorhub: reads in flight per reader
+  std::uint32_t batch = 64;                  // tensorhub: chunk ids per acquire
+  double rpc_s = 0;                          // tensorhub: control round trip (acquire, complete)
+  double pcie_gbps = 200;                    // ckpt: GPU -> host copy rate per GPU
+};
+
+struct MethodResult {
+  std::string method;
+  std::string protocol = "-";  // tensorhub: "acquire" (per-chunk) or "plan"; baselines: "-"
+  double last_s = 0, mean_s = 0, lower_bound_s = 0;
+  std::vector<double> reader_s;
+  double trainer_bytes = 0;  // sent by the trainer GPUs (NIC + NVLink)
+  double spine_bytes = 0, wan_bytes = 0, storage_bytes = 0, nvlink_bytes = 0;
+  std::uint64_t control_msgs = 0;  // coordinator calls by the readers (tensorhub)
+  double coord_cpu_s = 0;          // thread CPU time inside the coordinator's calls
+  std::uint64_t events = 0, pipes = 0;
+  double wall_s = 0;
+};
+
+// Node ids of the trainers and readers of `s` on `net`; throws UserError when they do not fit.
+std::vector<std::uint32_t> trainer_nodes(const Scenario& s, const Network& net);
+std::vector<std::uint32_t> reader_nodes(const Scenario& s, const Network& net);
+// [begin, end) bytes of trainer t's shard (chunk-aligned, the last one shorter).
+std::pair<double, double> shard_range(const Scenario& s, std::uint32_t t);
+// max(S / reader NIC + NVLink, S / a reader host's NICs, S / all trainers' NICs, S / WAN when
+// readers are in the other DC).
+double lower_bound_s(const Scenario& s, const Network& net);
+
+const std::vector<std::string>& method_names();
+MethodResult run_method(const std::string& method, const Scenario& s);
+
+// Fills the timing and link fields of `r` from per-reader done times and the network's links.
+void summarize(const Scenario& s, const Network& net, const std::vector<double>& done, MethodResult& r);
+
+MethodResult run_baseline(const std::string& method, const Scenario& s);
+MethodResult run_tensorhub(const Scenario& s);
+
+}  // namespace tensorhub::sim
