@@ -77,7 +77,7 @@ struct RelayOffer {
   // Descriptor of the reader's progress bytes (one byte per chunk of the version, nonzero once
   // that chunk is verified and held), exposed on its transport: readers planned behind it read
   // them one-sidedly to learn what it has without asking the coordinator. Empty: none.
-  std::string progress;
+  std::string progress{};
 };
 
 // A run of chunk ids [first, first + count).
@@ -108,7 +108,7 @@ struct PlanSource {
   std::vector<std::string> regions;  // indexed like Manifest::tensors; empty where it holds none
   // Descriptor of the holder's progress bytes (RelayOffer::progress); empty when the holder
   // already holds every chunk planned from it (a publisher, a relay that finished).
-  std::string progress;
+  std::string progress{};
   bool origin = false;
   std::uint32_t depth = 0;  // relay depth: 0 = publisher, 1 = reads from a publisher, ...
 };
@@ -164,8 +164,8 @@ struct CompleteRequest {
   std::vector<std::uint32_t> now_held;  // verified chunks the reader now serves (relay)
   // Plan-based pulls: verified chunks now held, as runs (reported a few times per pull, not per
   // chunk), and planned sources this reader no longer reads from (their pins are released).
-  std::vector<ChunkRange> held_ranges;
-  std::vector<WorkerId> release_sources;
+  std::vector<ChunkRange> held_ranges{};
+  std::vector<WorkerId> release_sources{};
 };
 
 struct FinishRequest {
