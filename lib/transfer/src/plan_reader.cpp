@@ -196,7 +196,7 @@ void PlanReader::landed_chunk(const Read& r, bool ok, const std::string& error) 
   }
   if (o_.verify || o_.relay) {
     const auto verify_start = EngineTrace::Steady::now();
-    const auto sum = checksum64(dst_[spec.tensor] + spec.offset, spec.length);
+    const auto sum = checksum64(m_.checksum_algorithm, dst_[spec.tensor] + spec.offset, spec.length);
     trace_.verified(r.chunk, verify_start, sum == spec.checksum);
     if (sum != spec.checksum) {
       trace_.ended(r.trace, r.chunk, r.holder, s.info.origin, false);
