@@ -15,8 +15,8 @@ void HubFlags::add_to(boost::program_options::options_description& desc) {
       "data paths: auto (every path: mpi_rma within this MPI job, ucx to and from any other process "
       "when built; each reader picks the best path per holder), or a comma-separated subset of "
       "mpi_rma, ucx (any job, survives dead holders), cma (same host only: process_vm_readv, survives dead "
-      "holders; share/doc/transport-cma.md), local (one process)")(
-      "chunk", po::value(&chunk)->default_value(chunk), "transfer chunk size")(
+      "holders; share/doc/transport-cma.md), local (one process)")("chunk", po::value(&chunk)->default_value(chunk),
+                                                                   "transfer chunk size")(
       "pool", po::value(&pool), "registered memory per rank (default: sized from the model)")(
       "inflight", po::value(&inflight)->default_value(inflight), "reads in flight per pull")(
       "max-readers", po::value(&max_readers)->default_value(max_readers),

@@ -1,10 +1,9 @@
 // Creates the data plane of a process: a `multi` transport (lib/transport/multi) over the data
 // paths `name` lists, comma-separated: "mpi_rma" (collective over `comm`), "ucx" (when this build
-// has UCX), "cma" (same host, process_vm_readv; not in "auto" yet), "local" (in-process, for tests); "auto" or "" means every path that serves other
-// processes (mpi_rma, and ucx when built). The paths are tried in a fixed preference order, best
-// first (same process, same MPI job, any process), whatever order `name` lists them in. The
-// backends' own headers are private to lib/transport; users need only this header and
-// transport.hpp.
+// has UCX), "cma" (same host, process_vm_readv; not in "auto" yet), "local" (in-process, for tests); "auto" or "" means
+// every path that serves other processes (mpi_rma, and ucx when built). The paths are tried in a fixed preference
+// order, best first (same process, same MPI job, any process), whatever order `name` lists them in. The backends' own
+// headers are private to lib/transport; users need only this header and transport.hpp.
 #pragma once
 
 #include <mpi.h>

@@ -3,11 +3,10 @@
 //     coordinator stores as part of a reference (it never interprets it);
 //   * post()/poll(): nonblocking one-sided reads of a peer's exposed memory into local buffers.
 // Backends live in sibling folders with private headers: local/ (memcpy inside one process, for
-// tests), cma/ (same-host process_vm_readv) and ucx/ (UCP) in the target tensorhub_transport, which needs no MPI; mpi_rma/ (MPI
-// window + MPI_Rget) in tensorhub_transport_mpi; multi/ (several of them at once: every data
-// path of a process, the best one per peer) in tensorhub_transport. Create one with
-// make_transport (tensorhub/transport/factory.hpp, target tensorhub_transport_factory).
-// A transport is used from one thread at a time.
+// tests), cma/ (same-host process_vm_readv) and ucx/ (UCP) in the target tensorhub_transport, which needs no MPI;
+// mpi_rma/ (MPI window + MPI_Rget) in tensorhub_transport_mpi; multi/ (several of them at once: every data path of a
+// process, the best one per peer) in tensorhub_transport. Create one with make_transport
+// (tensorhub/transport/factory.hpp, target tensorhub_transport_factory). A transport is used from one thread at a time.
 #pragma once
 
 #include <cstddef>
