@@ -53,6 +53,7 @@ add_library(tensorhub_coord_grpc
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_client.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_calls.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_core.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_plans.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_status.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_workers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_long_polls.cpp

@@ -67,7 +67,7 @@ def get(name):
     assert name in samples, f"missing sample {name}"
     return samples[name]
 assert get("tensorhub_up") == 1
-assert get('tensorhub_rpc_calls_total{method="Acquire"}') > 0
+assert get('tensorhub_rpc_calls_total{method="Plan"}') > 0  # plan-based pulls (the default)
 assert get('tensorhub_rpc_duration_seconds_count{method="Resolve"}') == get('tensorhub_rpc_calls_total{method="Resolve"}')
 served = get('tensorhub_bytes_served_total{source="publisher"}') + get('tensorhub_bytes_served_total{source="relay"}')
 # Two rollouts pulled two versions of an 8 MiB model from publishers or each other.
@@ -90,7 +90,7 @@ n = len(reads[(2, 1)])
 for key, chunks in reads.items():
     assert sorted(chunks) == list(range(n)), (key, sorted(chunks))
 names = {e["name"] for e in events}
-for want in ("resolve", "acquire", "complete", "Hub::publish", "Hub::pull", "verify", "wait for a version"):
+for want in ("resolve", "plan", "complete", "Hub::publish", "Hub::pull", "verify", "wait for a version"):
     assert want in names, want
 print(f"metrics: {len(samples)} samples, {served / 2**20:.0f} MiB served; trace: {len(events)} events, {n} chunks per pull")
 PY

@@ -80,7 +80,8 @@ TEST_F(LocalHubsK1, TraceNamesEveryChunkOfAPullOnceWithItsSource) {
     EXPECT_EQ(seen.begin()->first, 0);
     EXPECT_EQ(seen.rbegin()->first, static_cast<std::int64_t>(chunks - 1));
     EXPECT_EQ(bytes, 3 * kBytes);
-    for (const char* n : {"resolve", "acquire", "complete", "finish", "verify", "Hub::pull", "offer_relay"}) {
+    // Plan-based pulls (the default): one plan call instead of acquires.
+    for (const char* n : {"resolve", "plan", "complete", "finish", "verify", "Hub::pull", "offer_relay"}) {
       EXPECT_GT(names[n], 0) << n;
     }
     EXPECT_EQ(j["otherData"]["dropped_events"], 0);

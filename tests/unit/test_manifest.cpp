@@ -175,6 +175,16 @@ TEST(DescribeShard, RejectsDeviceMemoryInThisBuild) {
   expect_user_error_mentioning([&] { describe_shard(0, tensors, kChunk); }, "'dev'");
 }
 
+// The layout never touches the bytes, so device memory is fine there (the hub fills the
+// checksums on the device).
+TEST(DescribeShard, LayoutAcceptsDeviceMemory) {
+  Tensor t = host_tensor("dev", DType::kU8, {64}, reinterpret_cast<void*>(std::uintptr_t{0x1000}));
+  t.memory = MemoryKind::kCuda;
+  const auto shard = describe_shard_layout(0, {&t, 1}, kChunk);
+  ASSERT_EQ(shard.checksums.size(), 1u);
+  EXPECT_EQ(shard.checksums[0].size(), 1u);
+}
+
 // ---- validate_shard --------------------------------------------------------------------------
 
 TEST(ValidateShard, AcceptsAWellFormedShard) {

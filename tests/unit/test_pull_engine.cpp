@@ -2,7 +2,8 @@
 // as its Client (publishers and readers are fake workers in this process): byte-identical pulls
 // of multi-shard versions, partial pulls, relaying from an earlier reader, checksum failures
 // naming tensor and chunk, verify/relay switches, lost holders, deadlines, and that the engine
-// never leaves a pin behind.
+// never leaves a pin behind. Plan mode is the default (the in-process Coordinator plans); tests of
+// acquire-mode mechanics (acquire window, source slots) set EngineOptions::plan = false.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -222,7 +223,8 @@ TEST_F(PullEngineTest, ReaderGetsIdenticalBytesFromBothShards) {
   EXPECT_EQ(s.origin_bytes, all);
   EXPECT_EQ(s.relay_bytes, 0u);
   EXPECT_EQ(s.failed_reads, 0u);
-  EXPECT_GE(s.acquire_calls, 1u);
+  EXPECT_EQ(s.plan_calls, 1u) << "plan mode is the default: one plan for the whole pull";
+  EXPECT_EQ(s.acquire_calls, 0u);
   EXPECT_GE(s.seconds, 0.0);
   ASSERT_EQ(s.sources.size(), 2u);
   EXPECT_EQ(s.sources.at(p0_.id).bytes, total(kShard0));
@@ -240,6 +242,7 @@ TEST_F(PullEngineTest, SmallInflightAndAcquireWindowStillCopyEverything) {
   publish_two_shards();
   Reader r(coord_, "reader");
   EngineOptions o;
+  o.plan = false;  // acquire mode: the acquire window is what this tests
   o.inflight = 1;
   o.acquire_window = 1;
   const PullStats s = r.pull(coord_, "m", o);
@@ -465,6 +468,7 @@ TEST_F(PullEngineK1Test, BusySourcesMakeThePullTimeOutWithoutLeavingPins) {
 
   Reader r(coord_, "reader");
   EngineOptions o;
+  o.plan = false;  // acquire mode: source slots (plans count children per stripe, test_coordinator_plans)
   o.deadline = 100ms;
   const auto start = std::chrono::steady_clock::now();
   EXPECT_THROW(r.pull(coord_, "m", o), TimeoutError);
@@ -503,6 +507,7 @@ TEST_F(PullEngineTest, FailedReadIsServedByAnotherHolder) {
 
   Reader b(coord_, "reader-b");
   EngineOptions o;
+  o.plan = false;  // acquire mode; plan mode excludes a failed source: PullEnginePlan.*
   o.deadline = 2s;
   const PullStats s = b.pull(coord_, "m", o);
   EXPECT_GE(s.failed_reads, 1u);

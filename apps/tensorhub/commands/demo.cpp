@@ -15,6 +15,7 @@
 
 #include "common/command_table.hpp"
 #include "common/commands.hpp"
+#include "common/memory.hpp"
 #include "common/options.hpp"
 #include "common/report.hpp"
 #include "common/synthetic.hpp"
@@ -39,6 +40,7 @@ struct DemoConfig {
   std::string trace;
   bool verify = true;
   bool prefetch = false;
+  std::string memory = "host";
 };
 
 // Per rollout and version: seconds, bytes, origin bytes, relay bytes, version read, stall (the
@@ -75,6 +77,8 @@ int run_demo(const DemoConfig& c, int rank) {
   opt.chunk_bytes = parse_bytes(c.chunk);
   opt.max_readers_per_source = c.max_readers;
   opt.trace_path = c.trace;
+  const bool on_device = parse_memory(c.memory) == MemoryKind::kCuda;
+  opt.device = device_for(parse_memory(c.memory));
   // Registered memory: trainers hold two copies of their shard, rollouts one model (two with
   // --prefetch).
   const std::uint64_t rollout_sets = c.prefetch ? 2 : 1;
@@ -101,6 +105,20 @@ int run_demo(const DemoConfig& c, int rank) {
     sets.back().clear();  // fault the pages in before timing
   }
   std::size_t cur = 0;
+  // --memory cuda: trainers publish and rollouts pull device copies of the arenas and sets (the
+  // pattern is written and checked on the host side, copied over).
+  std::vector<DeviceMirror> arena_dev;
+  std::vector<DeviceMirror> set_dev;
+  if (on_device) {
+    for (const auto& a : arenas) arena_dev.emplace_back(*hub, a);
+    for (const auto& a : sets) set_dev.emplace_back(*hub, a);
+    if (rank == 0) std::printf("tensors in device memory of the %s\n", hub->device_name().c_str());
+  }
+  const auto rollout_tensors = [&](std::size_t i) { return on_device ? set_dev[i].tensors() : sets[i].tensors(); };
+  const auto held_matches = [&](std::size_t i, std::uint64_t v) {
+    if (on_device) set_dev[i].download(sets[i]);
+    return sets[i].matches(v);
+  };
 
   std::vector<double> mine(static_cast<std::size_t>(kFields) * c.versions, 0.0);
   std::optional<std::uint64_t> last;
@@ -108,10 +126,12 @@ int run_demo(const DemoConfig& c, int rank) {
     if (trainer) {
       Arena& a = arenas[step % 2];
       a.fill(step);
+      if (on_device) arena_dev[step % 2].upload(a);
       double* f = &mine[(step - 1) * kFields];
       const auto tp = std::chrono::steady_clock::now();
       f[11] = wall_seconds();
-      hub->publish("policy", step, a.tensors(), Group::of(trainers.get(), "trainer"));
+      hub->publish("policy", step, on_device ? arena_dev[step % 2].tensors() : a.tensors(),
+                   Group::of(trainers.get(), "trainer"));
       f[10] = std::chrono::duration<double>(std::chrono::steady_clock::now() - tp).count();
       f[12] = wall_seconds();
       if (step > 1) hub->unpublish("policy", step - 1);  // waits for readers of step-1
@@ -126,18 +146,18 @@ int run_demo(const DemoConfig& c, int rank) {
       double stall = 0;
       if (c.prefetch) {
         const std::size_t next = 1 - cur;
-        auto h = hub->pull_async("policy", Version::latest(), sets[next].tensors(), po);
+        auto h = hub->pull_async("policy", Version::latest(), rollout_tensors(next), po);
         // "Generation" with the weights held (from step 2 on) while the spare set fills.
-        if (last && !sets[cur].matches(*last)) throw ChecksumError("rollout's current weights changed under it");
+        if (last && !held_matches(cur, *last)) throw ChecksumError("rollout's current weights changed under it");
         const auto wait_start = std::chrono::steady_clock::now();
         r = h.result();
         stall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
         cur = next;  // swap at the step boundary; the old set keeps relaying until reused
       } else {
-        r = hub->pull("policy", Version::latest(), sets[cur].tensors(), po);
+        r = hub->pull("policy", Version::latest(), rollout_tensors(cur), po);
         stall = r.seconds;
       }
-      if (!sets[cur].matches(r.version))
+      if (!held_matches(cur, r.version))
         throw ChecksumError("rollout read a version whose contents do not match its stamp");
       last = r.version;
       double* f = &mine[(step - 1) * kFields];
@@ -259,6 +279,7 @@ int cmd_demo(const Args& args) {
       "prefetch", po::bool_switch(&c.prefetch),
       "rollouts pull_async into a spare buffer set while generating with the held one, then swap")(
       "json", po::value(&c.json), "also write the results as JSON to this file")(
+      "memory", po::value(&c.memory)->default_value(c.memory), kMemoryHelp)(
       "trace", po::value(&c.trace),
       "write a Chrome trace-event JSON timeline of every rank to this file (ui.perfetto.dev)");
   po::variables_map vm;
@@ -269,6 +290,7 @@ int cmd_demo(const Args& args) {
   if (c.versions == 0 || c.trainers == 0) throw UserError("--versions and --trainers must be at least 1");
   if (c.max_readers == 0) throw UserError("--max-readers must be at least 1");
   check_synthetic_tensors(c.tensors);
+  parse_memory(c.memory);
   return run_mpi_command("demo", [&](int rank) { return run_demo(c, rank); });
 }
 

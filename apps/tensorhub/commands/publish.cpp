@@ -14,6 +14,7 @@
 #include "common/command_table.hpp"
 #include "common/commands.hpp"
 #include "common/job.hpp"
+#include "common/memory.hpp"
 #include "common/options.hpp"
 #include "common/report.hpp"
 #include "common/synthetic.hpp"
@@ -37,6 +38,7 @@ struct PublishConfig {
   double hold = 0;
   bool retain = false;
   std::string json;
+  std::string memory = "host";
   HubFlags hub;
 };
 
@@ -89,6 +91,14 @@ int run_publish(const PublishConfig& c) {
     std::vector<Tensor> mine(arenas[0].tensors().begin(), arenas[0].tensors().end());
     snapshot::read(c.from, mine, /*verify=*/true);
   }
+  // --memory cuda: the tensors published are device copies of the arenas (filled on the host).
+  const bool on_device = parse_memory(c.memory) == MemoryKind::kCuda;
+  std::vector<DeviceMirror> mirrors;
+  if (on_device) {
+    for (const auto& a : arenas) mirrors.emplace_back(hub, a);
+    if (file) mirrors[0].upload(arenas[0]);
+    if (lead) std::printf("tensorhub publish: tensors in device memory of the %s\n", hub.device_name().c_str());
+  }
 
   nlohmann::json jv = nlohmann::json::array();
   const auto t0 = Clock::now();
@@ -99,9 +109,10 @@ int run_publish(const PublishConfig& c) {
     std::this_thread::sleep_until(due);
     Arena& a = arenas[i % arenas.size()];
     if (!file) a.fill(v);
+    if (on_device && !file) mirrors[i % mirrors.size()].upload(a);
     const auto tp = Clock::now();
     const double wall_in = wall_seconds();
-    hub.publish(model, v, a.tensors(), group);
+    hub.publish(model, v, on_device ? mirrors[i % mirrors.size()].tensors() : a.tensors(), group);
     const double publish_s = seconds_since(tp);
     const double wall_out = wall_seconds();
     double unpublish_s = 0;
@@ -175,12 +186,14 @@ void add_publish_options(po::options_description& desc, PublishConfig& c, bool s
   desc.add_options()("retain", po::bool_switch(&c.retain),
                      "retain the last version (kept readable; see --snapshot-dir)")(
       "hold", po::value(&c.hold)->default_value(c.hold), "seconds to keep serving after the last version")(
-      "json", po::value(&c.json), "write the per-version timings as JSON to this file");
+      "json", po::value(&c.json), "write the per-version timings as JSON to this file")(
+      "memory", po::value(&c.memory)->default_value(c.memory), kMemoryHelp);
   c.hub.add_to(desc);
 }
 
-void check_publish(const PublishConfig& c) {
+void check_publish(PublishConfig& c) {
   c.hub.check();
+  c.hub.device = device_for(parse_memory(c.memory));
   if (c.from.empty()) parse_bytes(c.synthetic);
   if (c.versions == 0) throw UserError("--versions must be at least 1");
   if (c.from.empty()) check_synthetic_tensors(c.tensors);

@@ -18,6 +18,7 @@
 #include "common/command_table.hpp"
 #include "common/commands.hpp"
 #include "common/job.hpp"
+#include "common/memory.hpp"
 #include "common/options.hpp"
 #include "common/progress.hpp"
 #include "common/report.hpp"
@@ -44,6 +45,7 @@ struct PullConfig {
   bool progress = false;  // --progress: draw the progress line even without a terminal
   std::string out;
   std::string json;
+  std::string memory = "host";
   HubFlags hub;
 };
 
@@ -180,6 +182,13 @@ int run_pull(const PullConfig& c, Role role) {
     dest.emplace(specs);
   }
   dest->clear();  // fault the pages in before timing
+  // --memory cuda: pulled into device memory laid out like `dest` (which then only checks).
+  std::optional<DeviceMirror> mirror;
+  if (parse_memory(c.memory) == MemoryKind::kCuda) {
+    mirror.emplace(hub, *dest);
+    mirror->upload(*dest);
+    if (lead) std::printf("tensorhub pull: into device memory of the %s\n", hub.device_name().c_str());
+  }
 
   PullOptions po;
   po.verify = c.verify;
@@ -207,7 +216,7 @@ int run_pull(const PullConfig& c, Role role) {
     po.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
     PullResult r;
     try {
-      r = pull_through_failover(hub, c, want, dest->tensors(), po, wait, job.world_rank);
+      r = pull_through_failover(hub, c, want, mirror ? mirror->tensors() : dest->tensors(), po, wait, job.world_rank);
     } catch (const Error& e) {
       // Holders gone (NotFoundError) or coordinator unreachable (TransportError): go on with the
       // next version. Bad input and corrupt data still end the command.
@@ -222,18 +231,20 @@ int run_pull(const PullConfig& c, Role role) {
       continue;
     }
     bar.finish();
+    if (c.check_pattern && mirror) mirror->download(*dest);
     if (c.check_pattern && !dest->matches(r.version)) {
       throw ChecksumError("v" + std::to_string(r.version) + " does not carry the synthetic pattern of v" +
                           std::to_string(r.version) + " (torn or foreign data)");
     }
     const double gbps = static_cast<double>(r.bytes) / r.seconds / 1e9;
-    std::printf("rank %d pulled '%s' v%llu: %s in %.3f s (%.2f GB/s); from publishers %s, relays %s%s%s; at %s\n",
-                job.world_rank, c.model.c_str(), static_cast<unsigned long long>(r.version),
-                format_bytes(r.bytes).c_str(), r.seconds, gbps, format_bytes(r.origin_bytes).c_str(),
-                format_bytes(r.relay_bytes).c_str(),
-                r.file_bytes > 0 ? (", snapshot file " + format_bytes(r.file_bytes)).c_str() : "",
-                r.failed_reads > 0 ? (", " + std::to_string(r.failed_reads) + " failed reads reassigned").c_str() : "",
-                clock_text().c_str());
+    std::printf(
+        "rank %d pulled '%s' v%llu: %s in %.3f s (%.2f GB/s); from publishers %s, relays %s%s%s%s; at %s\n",
+        job.world_rank, c.model.c_str(), static_cast<unsigned long long>(r.version), format_bytes(r.bytes).c_str(),
+        r.seconds, gbps, format_bytes(r.origin_bytes).c_str(), format_bytes(r.relay_bytes).c_str(),
+        r.file_bytes > 0 ? (", snapshot file " + format_bytes(r.file_bytes)).c_str() : "",
+        r.failed_reads > 0 ? (", " + std::to_string(r.failed_reads) + " failed reads reassigned").c_str() : "",
+        mirror ? ("; into device memory, " + format_bytes(r.bounced_bytes) + " bounced through host").c_str() : "",
+        clock_text().c_str());
     std::fflush(stdout);
     t.pulls += 1;
     t.bytes += static_cast<double>(r.bytes);
@@ -337,7 +348,8 @@ void add_pull_options(po::options_description& desc, PullConfig& c, bool full) {
   desc.add_options()("overwrite", po::bool_switch(&c.overwrite), "replace an existing --out file")(
       "progress", po::bool_switch(&c.progress),
       "draw the progress line (on rank 0) even without a terminal, e.g. in a log; TENSORHUB_PROGRESS=0/1 "
-      "sets the default")("json", po::value(&c.json), "write per-reader results as JSON to this file");
+      "sets the default")("json", po::value(&c.json), "write per-reader results as JSON to this file")(
+      "memory", po::value(&c.memory)->default_value(c.memory), kMemoryHelp);
   c.hub.add_to(desc);
 }
 
@@ -365,6 +377,7 @@ int cmd_pull(const Args& args) {
   po::variables_map vm;
   if (!parse_options("pull", desc, args, vm)) return 0;
   c.hub.check();
+  c.hub.device = device_for(parse_memory(c.memory), !c.out.empty());
   if (vm.count("follow")) c.follow = vm["follow"].as<std::uint64_t>();
   c.verify = !vm["no-verify"].as<bool>();
   c.relay = !vm["no-relay"].as<bool>();
@@ -387,6 +400,7 @@ int cmd_snapshot_save(const Args& args) {
   po::variables_map vm;
   if (!parse_options("snapshot", desc, args, vm)) return 0;
   c.hub.check();
+  c.hub.device = device_for(parse_memory(c.memory), !c.out.empty());
   parse_version(c.version);
   check_out(c);
   c.group = true;

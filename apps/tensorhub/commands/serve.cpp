@@ -44,6 +44,9 @@ int cmd_serve(const Args& args) {
                      "address:port to listen on (port 0 = any free port)")(
       "max-readers", po::value(&cfg.max_readers_per_source)->default_value(cfg.max_readers_per_source),
       "concurrent readers one source serves (K)")(
+      "plan-fanout", po::value(&cfg.plan_fanout)->default_value(cfg.plan_fanout),
+      "plan-based pulls: children per source and stripe (1 = one relay chain per stripe, every holder sends one "
+      "copy; K > 1 = K-ary striped trees); at most --max-readers")(
       "lease", po::value(&lease_ms)->default_value(lease_ms),
       "worker lease in ms: a worker silent this long is declared dead and its references, pins and slots "
       "are removed; suspect (no new reads) after half of it. Workers heartbeat every lease/5. 0 = never")(
@@ -65,6 +68,7 @@ int cmd_serve(const Args& args) {
   if (!parse_options("serve", desc, args, vm)) return 0;
   check_host_port("--listen", listen, /*any_port=*/true);
   if (cfg.max_readers_per_source == 0) throw UserError("--max-readers must be at least 1");
+  if (cfg.plan_fanout == 0) throw UserError("--plan-fanout must be at least 1");
   if (lease_ms < 0) throw UserError("--lease must not be negative");
   if (takeover_ms <= 0) throw UserError("--takeover-after must be positive");
   cfg.lease = std::chrono::milliseconds(lease_ms);

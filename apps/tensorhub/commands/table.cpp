@@ -43,9 +43,9 @@ constexpr std::array kTopLevel{
             "tensorhub recover --hub node0:7070 --snapshot-dir /shared/tensorhub/snapshots"},
     Command{"demo", "trainers and rollouts in one job: publish, pull, verify, print a table", cmd_demo, true,
             "mpirun -n 6 --oversubscribe --mca osc ucx tensorhub demo --size 512MiB --versions 3"},
-    Command{"bench", "benchmarks: p2p | fanout | stall | elastic | crossdc (nccl-tests flags -b -e -f -n -w)",
-            cmd_bench, true, "mpirun -n 4 --oversubscribe --mca osc ucx tensorhub bench fanout -b 8MiB",
-            &bench_commands},
+    Command{
+        "bench", "benchmarks: p2p | fanout | stall | elastic | crossdc | coordinator (nccl-tests flags -b -e -f -n -w)",
+        cmd_bench, true, "mpirun -n 4 --oversubscribe --mca osc ucx tensorhub bench fanout -b 8MiB", &bench_commands},
     Command{"sim", "flow-level simulator: the real coordinator vs ring/tree/star/store/ckpt at up to 1,024 GPUs",
             cmd_sim, false,
             "tensorhub sim --preset netsim --readers 4,8\n"
@@ -74,6 +74,8 @@ constexpr std::array kBench{
             "scripts/netsim/netsim.sh up --hosts 6 --rate 100mbit --dcs 2 --wan-rate 40mbit   (emulated DCs)\n"
             "scripts/netsim/netsim.sh run -- -np 6 --map-by node tensorhub bench crossdc --link-mbit 100 \\\n"
             "  --counters-cmd 'scripts/netsim/netsim.sh counters'        (or scripts/bench/crossdc.sh)"},
+    Command{"coordinator", "coordinator load without data: per-chunk acquire vs plan-based pulls, R reader threads",
+            cmd_bench_coordinator, false, "tensorhub bench coordinator --readers 64,256,1024 --grpc"},
 };
 
 constexpr std::array kSnapshot{

@@ -47,6 +47,7 @@ HubOptions HubFlags::to_options(std::uint64_t pool_bytes) const {
   o.max_readers_per_source = max_readers;
   o.snapshot_dir = snapshot_dir;
   o.trace_path = trace;
+  o.device = device;
   o.pull_deadline = std::chrono::milliseconds(static_cast<std::int64_t>(deadline_s * 1000));
   return o;
 }

@@ -34,7 +34,8 @@ struct HubFlags {
   std::uint32_t max_readers = 2;
   std::string snapshot_dir;
   double deadline_s = 300;
-  std::string trace;  // --trace FILE (common/trace_merge.hpp)
+  std::string trace;   // --trace FILE (common/trace_merge.hpp)
+  std::string device;  // HubOptions::device, set by commands with --memory (common/memory.hpp)
 
   void add_to(boost::program_options::options_description& desc);
   // Validates the sizes (throws UserError) before MPI starts.

@@ -22,6 +22,7 @@
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/core/units.hpp"
 #include "tensorhub/transport/cma_check.hpp"
+#include "tensorhub/transport/device_ipc_check.hpp"
 
 namespace po = boost::program_options;
 
@@ -151,6 +152,12 @@ int cmd_probe(const Args& args) {
   if (!c.json) {
     const auto cma = transport::check_cma();  // --transport cma (share/doc/transport-cma.md)
     std::printf("\nsame-host transport cma: %s (%s)\n", cma.ok ? "usable" : "NOT usable", cma.detail.c_str());
+    const auto dipc = transport::check_device_ipc();  // device_ipc (share/doc/transport-device.md)
+    if (dipc.ok) {
+      std::printf("device IPC: available (%s: %s)\n", dipc.backend.c_str(), dipc.detail.c_str());
+    } else {
+      std::printf("device IPC: NOT available (%s)\n", dipc.detail.c_str());
+    }
   }
   return 0;
 }

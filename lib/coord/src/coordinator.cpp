@@ -18,6 +18,7 @@ Coordinator::Coordinator(CoordinatorConfig config)
       workers_(config_.lease, config_.incarnation),
       slots_(config_.slot_grace) {
   if (config_.max_readers_per_source == 0) throw UserError("max_readers_per_source must be at least 1");
+  if (config_.plan_fanout == 0) throw UserError("plan_fanout must be at least 1");
   if (config_.slot_grace.count() < 0) throw UserError("slot_grace must not be negative");
 }
 

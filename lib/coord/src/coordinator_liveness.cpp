@@ -38,6 +38,11 @@ void Coordinator::forget_worker(WorkerId id, WorkerState state, const std::strin
   // forgotten as soon as they drain (forget_departed_drained).
   workers_.remove(id, state, reason, now());
   slots_.forget_worker(id);
+  // Its read pins, counted before the group finishes below release its plan sources.
+  std::uint32_t pins = 0;
+  for (auto& [model, versions] : directory_.all()) {
+    for (auto& [n, v] : versions) pins += v.pins_of(id);
+  }
   // Reading-group pulls it resolved and never finished: finished on its behalf, so that their
   // pins on the version do not keep the publishers' unpublish waiting. Pulls of its groups it
   // would still have joined: its share of their pins goes.
@@ -50,7 +55,6 @@ void Coordinator::forget_worker(WorkerId id, WorkerState state, const std::strin
   groups_.forget(id);
 
   std::uint32_t references = 0;
-  std::uint32_t pins = 0;
   std::vector<std::pair<std::string, std::uint64_t>> touched;
   std::set<std::string> pending_dropped;
   for (auto& [model, versions] : directory_.all()) {
@@ -58,7 +62,6 @@ void Coordinator::forget_worker(WorkerId id, WorkerState state, const std::strin
       const auto gone = v.forget_worker(id, state == WorkerState::kLeft, ++ticket_);
       if (gone.pending) pending_dropped.insert(model);
       references += gone.reference ? 1 : 0;
-      pins += gone.pins;
       touched.emplace_back(model, n);
     }
   }

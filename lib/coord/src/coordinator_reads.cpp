@@ -24,7 +24,7 @@ void Coordinator::offer_relay(const RelayOffer& o) {
     }
     if (!h->origin && !h->withdrawn && !h->withdraw_deferred) {
       // The same reader pulls the version again (e.g. other tensors into other buffers).
-      v.merge_relay(o.reader, o.regions);
+      v.merge_relay(o.reader, o.regions, o.progress);
       return;
     }
     if (outstanding(v, *h) > 0) {
@@ -32,7 +32,7 @@ void Coordinator::offer_relay(const RelayOffer& o) {
                       " is still held by this worker (withdrawn, reads not drained); wait_drained first");
     }
   }
-  v.add_relay(o.reader, o.regions);
+  v.add_relay(o.reader, o.regions, o.progress);
 }
 
 AcquireReply Coordinator::acquire(const AcquireRequest& r) {
@@ -88,6 +88,10 @@ void Coordinator::complete(const CompleteRequest& r) {
     }
     const bool known = v.find_holder(res.holder) != nullptr;
     if (!known && !workers_.registered(res.holder)) continue;  // declared dead meanwhile: pins went with it
+    if (v.plans().planned_pair(r.reader, res.holder)) {
+      planned_result(v, r, res);
+      continue;
+    }
     // Only a read this reader was assigned may be reported, failed or not: a report about any
     // other holder is refused before it can make that holder suspect.
     if (!v.unpin_read(res.holder, r.reader)) {
@@ -113,6 +117,7 @@ void Coordinator::complete(const CompleteRequest& r) {
     }
   }
   for (const auto c : r.now_held) v.mark_held(r.reader, c);
+  complete_plan(v, r);
   forget_departed_drained(r.model, r.version);  // a departed holder whose last read this was (may drop `v`)
   changed_.notify_all();
 }

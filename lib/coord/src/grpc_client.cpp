@@ -150,6 +150,8 @@ struct GrpcClient::Impl {
         throw TimeoutError(what);
       case grpc::StatusCode::INTERNAL:
         throw ContractViolation(what);
+      case grpc::StatusCode::UNIMPLEMENTED:  // an older server: e.g. no plan-based pulls
+        throw PlanUnsupported(what);
       default:
         throw TransportError(what);
     }
@@ -332,6 +334,12 @@ AcquireReply GrpcClient::acquire(const AcquireRequest& request) {
   check_model(request.model);
   const auto rep = impl_->call("Acquire", &Stub::Acquire, codec::to_proto(request));
   return impl_->decode("Acquire", [&] { return codec::from_proto(rep); });
+}
+
+PlanReply GrpcClient::plan(const PlanRequest& request) {
+  check_model(request.model);
+  const auto rep = impl_->call("Plan", &Stub::Plan, codec::to_proto(request));
+  return impl_->decode("Plan", [&] { return codec::from_proto(rep); });
 }
 
 void GrpcClient::complete(const CompleteRequest& request) {

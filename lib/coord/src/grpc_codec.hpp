@@ -74,6 +74,16 @@ Assignment from_proto(const pb::Assignment& assignment);
 pb::AcquireReply to_proto(const AcquireReply& reply);
 AcquireReply from_proto(const pb::AcquireReply& reply);
 
+pb::ChunkRange to_proto(const ChunkRange& range);
+ChunkRange from_proto(const pb::ChunkRange& range);
+
+pb::PlanRequest to_proto(const PlanRequest& request);
+PlanRequest from_proto(const pb::PlanRequest& request);
+
+// Rejects a step whose source index is outside the reply's sources (UserError).
+pb::PlanReply to_proto(const PlanReply& reply);
+PlanReply from_proto(const pb::PlanReply& reply);
+
 pb::ChunkResult to_proto(const ChunkResult& result);
 ChunkResult from_proto(const pb::ChunkResult& result);
 

@@ -11,6 +11,7 @@ namespace tensorhub::coord::codec {
 using detail::append_all;
 using detail::append_strings;
 using detail::malformed;
+using detail::ranges_from_proto;
 using detail::to_vector;
 
 namespace {
@@ -135,6 +136,7 @@ pb::RelayOffer to_proto(const RelayOffer& offer) {
   out.set_model(offer.model);
   out.set_version(offer.version);
   append_strings(out.mutable_regions(), offer.regions);
+  out.set_progress(offer.progress);
   return out;
 }
 
@@ -144,6 +146,7 @@ RelayOffer from_proto(const pb::RelayOffer& offer) {
   out.model = offer.model();
   out.version = offer.version();
   out.regions = to_vector<std::string>(offer.regions());
+  out.progress = offer.progress();
   return out;
 }
 
@@ -223,6 +226,8 @@ pb::CompleteRequest to_proto(const CompleteRequest& request) {
   out.set_version(request.version);
   for (const auto& r : request.results) *out.add_results() = to_proto(r);
   append_all(out.mutable_now_held(), request.now_held);
+  for (const auto& r : request.held_ranges) *out.add_held_ranges() = to_proto(r);
+  append_all(out.mutable_release_sources(), request.release_sources);
   return out;
 }
 
@@ -234,6 +239,11 @@ CompleteRequest from_proto(const pb::CompleteRequest& request) {
   out.results.reserve(static_cast<std::size_t>(request.results_size()));
   for (const auto& r : request.results()) out.results.push_back(from_proto(r));
   out.now_held = to_vector<std::uint32_t>(request.now_held());
+  out.held_ranges = ranges_from_proto(request.held_ranges(), "CompleteRequest.held_ranges");
+  if (request.release_sources_size() > static_cast<int>(kMaxPlanExclude)) {
+    malformed("CompleteRequest.release_sources: too many");
+  }
+  out.release_sources = to_vector<WorkerId>(request.release_sources());
   return out;
 }
 

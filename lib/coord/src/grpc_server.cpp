@@ -158,6 +158,13 @@ class Service final : public ServiceBase {
     });
   }
 
+  grpc::Status Plan(grpc::ServerContext* ctx, const pb::PlanRequest* req, pb::PlanReply* rep) override {
+    return guarded("Plan", *ctx, [&](Role role) {
+      gate_.check_worker(*ctx, role, req->reader());
+      *rep = codec::to_proto(backend_.plan(codec::from_proto(*req)));
+    });
+  }
+
   grpc::Status Complete(grpc::ServerContext* ctx, const pb::CompleteRequest* req, pb::CompleteReply*) override {
     return guarded("Complete", *ctx, [&](Role role) {
       gate_.check_worker(*ctx, role, req->reader());
@@ -234,6 +241,8 @@ class Service final : public ServiceBase {
       return {grpc::StatusCode::DEADLINE_EXCEEDED, e.what()};
     } catch (const TransportError& e) {
       return {grpc::StatusCode::UNAVAILABLE, e.what()};
+    } catch (const PlanUnsupported& e) {  // the backend does not plan: the client acquires
+      return {grpc::StatusCode::UNIMPLEMENTED, e.what()};
     } catch (const std::exception& e) {
       log_.error(std::string(rpc) + ": " + e.what());
       return {grpc::StatusCode::INTERNAL, e.what()};

@@ -79,6 +79,11 @@ AcquireReply MeteredClient::acquire(const AcquireRequest& r) {
   m_.acquired(r, reply);
   return reply;
 }
+PlanReply MeteredClient::plan(const PlanRequest& r) {
+  auto reply = timed("Plan", [&] { return inner_.plan(r); });
+  m_.planned(r, reply);
+  return reply;
+}
 void MeteredClient::complete(const CompleteRequest& r) {
   timed("Complete", [&] { inner_.complete(r); });
   m_.completed(r);

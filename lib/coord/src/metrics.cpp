@@ -121,6 +121,19 @@ void CallMetrics::completed(const CompleteRequest& req) {
   }
 }
 
+void CallMetrics::planned(const PlanRequest& req, const PlanReply& reply) {
+  std::lock_guard lock(mu_);
+  auto& f = facts(req.model, req.version);
+  for (const auto& step : reply.steps) {
+    if (step.source >= reply.sources.size()) continue;
+    const int k = reply.sources[step.source].origin ? 1 : 0;
+    read_chunks_[k] += step.range.count;
+    for (std::uint64_t c = step.range.first; c < std::uint64_t{step.range.first} + step.range.count; ++c) {
+      if (c < f.chunk_bytes.size()) read_bytes_[k] += f.chunk_bytes[c];
+    }
+  }
+}
+
 std::string CallMetrics::render() const {
   std::lock_guard lock(mu_);
   Writer w;
@@ -146,8 +159,8 @@ std::string CallMetrics::render() const {
   for (int k = 0; k < 2; ++k)
     w.sample("tensorhub_chunks_read_total", std::string("source=\"") + kind(k) + "\"", read_chunks_[k]);
   w.family("tensorhub_bytes_served_total", "counter",
-           "Bytes readers reported read from publishers and relays (snapshot files are read without the "
-           "coordinator).");
+           "Bytes readers reported read (acquire mode) or were planned to read (plan mode) from publishers "
+           "and relays (snapshot files are read without the coordinator).");
   for (int k = 0; k < 2; ++k)
     w.sample("tensorhub_bytes_served_total", std::string("source=\"") + kind(k) + "\"", read_bytes_[k]);
   w.family("tensorhub_reads_failed_total", "counter", "Chunk reads that failed and were planned again.");

@@ -23,19 +23,21 @@ Holder& VersionState::holder_or_throw(WorkerId worker, const char* what) {
   return it->second;
 }
 
-void VersionState::add_relay(WorkerId reader, std::vector<std::string> regions) {
+void VersionState::add_relay(WorkerId reader, std::vector<std::string> regions, std::string progress) {
   if (regions.size() != manifest_.tensors.size()) throw UserError("relay offer: one region slot per tensor");
   Holder h;
   h.worker = reader;
   h.depth = 1;
   h.regions = std::move(regions);
+  h.progress = std::move(progress);
   h.have.assign(manifest_.chunks.size(), 0);
   holders_.insert_or_assign(reader, std::move(h));
 }
 
-void VersionState::merge_relay(WorkerId reader, const std::vector<std::string>& regions) {
+void VersionState::merge_relay(WorkerId reader, const std::vector<std::string>& regions, const std::string& progress) {
   if (regions.size() != manifest_.tensors.size()) throw UserError("relay offer: one region slot per tensor");
   auto& h = holder_or_throw(reader, "relay offer");
+  if (!progress.empty()) h.progress = progress;
   for (std::size_t t = 0; t < regions.size(); ++t) {
     if (h.regions[t].empty()) h.regions[t] = regions[t];
   }
@@ -50,6 +52,17 @@ void VersionState::mark_held(WorkerId reader, std::uint32_t c) {
     h.have[c] = 1;
     ++h.chunks_held;
   }
+}
+
+void VersionState::mark_held_range(WorkerId reader, ChunkRange r) {
+  const auto it = holders_.find(reader);
+  if (it == holders_.end()) throw UserError("complete: relay chunks reported without a relay offer");
+  auto& h = it->second;
+  if (std::uint64_t{r.first} + r.count > h.have.size()) throw UserError("complete: held range out of range");
+  const auto begin = h.have.begin() + r.first;
+  const auto end = begin + r.count;
+  h.chunks_held += static_cast<std::uint64_t>(std::count(begin, end, std::uint8_t{0}));
+  std::fill(begin, end, std::uint8_t{1});
 }
 
 void VersionState::note_source_depth(WorkerId reader, std::uint32_t source_depth) {
@@ -70,7 +83,10 @@ void VersionState::defer_withdrawal(WorkerId worker) {
   if (!h.withdrawn) h.withdraw_deferred = true;
 }
 
-void VersionState::erase_holder(WorkerId worker) { holders_.erase(worker); }
+void VersionState::erase_holder(WorkerId worker) {
+  holders_.erase(worker);
+  plans_.forget_holder(worker);
+}
 
 bool VersionState::rejoin_origin(const PublishRequest& r) {
   if (!committed_ || holders_.count(r.worker) > 0) return false;
@@ -137,6 +153,13 @@ void VersionState::start_pull(WorkerId reader, std::uint64_t ticket) { reader_ti
 void VersionState::end_pull(WorkerId reader) {
   reader_tickets_.erase(reader);
   still_wanted_.erase(reader);
+  for (const auto holder : plans_.release_reader(reader)) unpin_read(holder, reader);
+}
+
+bool VersionState::release_plan_source(WorkerId reader, WorkerId holder) {
+  if (!plans_.release_source(reader, holder)) return false;
+  unpin_read(holder, reader);
+  return true;
 }
 
 bool VersionState::may_serve(const Holder& h, WorkerId reader) const {
@@ -189,6 +212,14 @@ void VersionState::attach_snapshot(std::string path) {
   offload_lease_ = 0;
 }
 
+std::uint32_t VersionState::pins_of(WorkerId reader) const {
+  std::uint32_t n = 0;
+  for (const auto& [hid, h] : holders_) {
+    if (const auto p = h.pinned_by.find(reader); p != h.pinned_by.end()) n += p->second;
+  }
+  return n;
+}
+
 VersionState::Forgotten VersionState::forget_worker(WorkerId id, bool keep_reference, std::uint64_t ticket) {
   Forgotten out;
   out.pending = drop_pending(id);
@@ -209,6 +240,8 @@ VersionState::Forgotten VersionState::forget_worker(WorkerId id, bool keep_refer
   }
   if (offload_lease_ == id) offload_lease_ = 0;
   end_pull(id);
+  plans_.forget_worker(id);  // its pins went above; as a planned parent it is gone
+
   drop_seed(id);
   std::erase_if(failed_pairs_, [id](const auto& p) { return p.first == id || p.second == id; });
   return out;

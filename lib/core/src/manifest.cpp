@@ -108,9 +108,6 @@ ShardManifest describe_shard_layout(std::uint32_t shard, std::span<const Tensor>
       throw UserError("tensor '" + t.spec.name + "' " + describe(t.spec) + " needs " + std::to_string(t.spec.bytes()) +
                       " bytes but its buffer has " + std::to_string(t.bytes));
     }
-    if (t.memory != MemoryKind::kHost) {
-      throw UserError("tensor '" + t.spec.name + "': only host memory is supported in this build");
-    }
     out.tensors.push_back(t.spec);
     out.checksums.emplace_back(chunk_count(t.spec.bytes(), chunk_bytes), 0);
   }
@@ -119,6 +116,13 @@ ShardManifest describe_shard_layout(std::uint32_t shard, std::span<const Tensor>
 
 ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensors, std::uint64_t chunk_bytes,
                              ChecksumAlgorithm algorithm) {
+  for (const auto& t : tensors) {
+    if (t.memory != MemoryKind::kHost) {
+      throw UserError("tensor '" + t.spec.name +
+                      "': describe_shard hashes only host memory on the CPU (device memory: "
+                      "describe_shard_layout, then checksums computed on the device)");
+    }
+  }
   ShardManifest out = describe_shard_layout(shard, tensors, chunk_bytes, algorithm);
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const auto* base = static_cast<const unsigned char*>(tensors[i].data);

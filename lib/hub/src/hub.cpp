@@ -13,6 +13,7 @@
 #include "tensorhub/coord/auth.hpp"
 #include "tensorhub/core/env.hpp"
 #include "tensorhub/core/trace.hpp"
+#include "tensorhub/device/device.hpp"
 
 namespace tensorhub {
 namespace {
@@ -33,6 +34,7 @@ HubOptions with_environment(HubOptions o) {
   if (o.snapshot_dir.empty()) o.snapshot_dir = env::text("TENSORHUB_SNAPSHOT_DIR").value_or("");
   if (o.trace_path.empty()) o.trace_path = env::text("TENSORHUB_TRACE").value_or("");
   if (o.metrics_address.empty()) o.metrics_address = env::text("TENSORHUB_METRICS").value_or("");
+  if (o.device.empty()) o.device = env::text("TENSORHUB_DEVICE").value_or("");
   if (o.plan) o.plan = env::flag("TENSORHUB_PLAN").value_or(true);
   return o;
 }
@@ -93,10 +95,12 @@ Hub::Impl::Impl(MPI_Comm comm, HubOptions options) : comm_(mpi::Comm::duplicate(
   address_ = options.hub_address.empty() ? start_coordinator(comm_.get(), rank_, options, host_, auth.token)
                                          : options.hub_address;
   const std::string job_tag = mpi::bcast_string(comm_.get(), 0, rank_ == 0 ? random_tag() : std::string());
-  auto transport = make_transport(options.transport, comm_.get(), job_tag, rank_, options.pool_bytes);
+  // Asked for a device (HubOptions::device, TENSORHUB_DEVICE): made now, for the data paths too.
+  std::shared_ptr<device::Device> device = options.device.empty() ? nullptr : device::make_device(options.device);
+  auto transport = make_transport(options.transport, comm_.get(), job_tag, rank_, options.pool_bytes, device.get());
   client_ = std::make_unique<coord::GrpcClient>(address_, options.rpc_deadline, std::move(auth));
   if (!options.trace_path.empty()) options.trace_path = trace_file_for_rank(options.trace_path, rank_, comm_.size());
-  core_ = std::make_unique<HubCore>(*client_, std::move(transport), rank_, std::move(options));
+  core_ = std::make_unique<HubCore>(*client_, std::move(transport), rank_, std::move(options), std::move(device));
 }
 
 void Hub::Impl::close() {
@@ -184,6 +188,11 @@ std::vector<ModelInfo> Hub::status() { return impl_->core().status(); }
 
 void* Hub::allocate(std::uint64_t bytes) { return impl_->core().allocate(bytes); }
 void Hub::deallocate(void* p) { impl_->core().deallocate(p); }
+void* Hub::allocate_device(std::uint64_t bytes) { return impl_->core().allocate_device(bytes); }
+void Hub::copy_memory(void* dst, MemoryKind dst_memory, const void* src, MemoryKind src_memory, std::uint64_t bytes) {
+  impl_->core().copy_memory(dst, dst_memory, src, src_memory, bytes);
+}
+std::string Hub::device_name() { return impl_->core().device_name(); }
 void Hub::stop_relaying(std::span<const Tensor> tensors) { impl_->core().stop_relaying(tensors); }
 
 int Hub::rank() const { return impl_->rank(); }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <string>
 
+#include "hub_device.hpp"
 #include "tensorhub/coord/client.hpp"
 #include "tensorhub/core/log.hpp"
 #include "tensorhub/core/trace.hpp"
@@ -20,6 +21,7 @@ struct HubContext {
   int rank = 0;
   Logger log;
   TraceRecorder* trace = nullptr;  // set when HubOptions::trace_path is
+  HubDevice* device = nullptr;     // always set (the device itself is made on first use)
   // Written by Registration (join, re-registration); read by everyone.
   std::atomic<coord::WorkerId> self{0};
 

@@ -57,8 +57,10 @@ ModelInfo to_public(const coord::ModelStatus& m) {
 
 }  // namespace
 
-HubCore::HubCore(coord::Client& client, std::unique_ptr<transport::Transport> transport, int rank, HubOptions options)
-    : trace_(options.trace_path.empty() ? nullptr
+HubCore::HubCore(coord::Client& client, std::unique_ptr<transport::Transport> transport, int rank, HubOptions options,
+                 std::shared_ptr<device::Device> device)
+    : device_(std::move(device), options.device),
+      trace_(options.trace_path.empty() ? nullptr
                                         : std::make_unique<TraceRecorder>(rank, "rank " + std::to_string(rank))),
       traced_client_(trace_ ? std::make_unique<TracingClient>(client, *trace_) : nullptr),
       transport_(std::make_unique<SharedTransport>(std::move(transport))),
@@ -69,6 +71,7 @@ HubCore::HubCore(coord::Client& client, std::unique_ptr<transport::Transport> tr
       publisher_(ctx_, table_),
       offloader_(ctx_, table_, puller_) {
   ctx_.trace = trace_.get();
+  ctx_.device = &device_;
   registration_ = std::make_unique<Registration>(ctx_, worker_info(*transport_, rank));
   ctx_.log.info("joined the hub as worker " + std::to_string(ctx_.id()));
   registration_->start_heartbeat([this] { return try_rebuild(); });
@@ -184,14 +187,37 @@ void* HubCore::allocate(std::uint64_t bytes) {
   return p;
 }
 
+void* HubCore::allocate_device(std::uint64_t bytes) {
+  std::lock_guard lock(api_mu_);
+  check_open("allocate_device");
+  return device_.allocate(bytes);
+}
+
+void HubCore::copy_memory(void* dst, MemoryKind dst_memory, const void* src, MemoryKind src_memory,
+                          std::uint64_t bytes) {
+  check_open("copy_memory");
+  device_.copy(dst, dst_memory, src, src_memory, bytes);
+}
+
+std::string HubCore::device_name() {
+  check_open("device_name");
+  return device_.describe();
+}
+
 void HubCore::deallocate(void* p) {
   registered("deallocate", [&] {
     const auto it = allocations_.find(p);
-    if (it != allocations_.end()) {
+    const auto device_bytes = device_.allocation_size(p);
+    if (it != allocations_.end() || device_bytes) {
       // Whoever reads a relay of this memory would get what the next owner writes into it.
       const auto b = reinterpret_cast<std::uintptr_t>(p);
-      check_not_pulling_locked({ByteRange{b, b + it->second}}, "deallocate");
-      stop_relaying_locked({ByteRange{b, b + it->second}}, "deallocate");
+      const auto n = it != allocations_.end() ? it->second : *device_bytes;
+      check_not_pulling_locked({ByteRange{b, b + n}}, "deallocate");
+      stop_relaying_locked({ByteRange{b, b + n}}, "deallocate");
+    }
+    if (device_bytes) {
+      device_.free(p);
+      return;
     }
     transport_->deallocate(p);  // throws for memory not allocated here
     if (it != allocations_.end()) allocations_.erase(it);

@@ -43,7 +43,9 @@ namespace tensorhub {
 class HubCore {
  public:
   // Registers at the coordinator and starts heartbeating. `client` must outlive the HubCore.
-  HubCore(coord::Client& client, std::unique_ptr<transport::Transport> transport, int rank, HubOptions options);
+  // `device`: the device made at join for the data paths (null: made on the first device tensor).
+  HubCore(coord::Client& client, std::unique_ptr<transport::Transport> transport, int rank, HubOptions options,
+          std::shared_ptr<device::Device> device = nullptr);
   // Like abandon(): a HubCore not closed leaves without telling the coordinator.
   ~HubCore();
   HubCore(const HubCore&) = delete;
@@ -69,6 +71,9 @@ class HubCore {
   std::vector<ModelInfo> status();
   void* allocate(std::uint64_t bytes);
   void deallocate(void* p);
+  void* allocate_device(std::uint64_t bytes);
+  void copy_memory(void* dst, MemoryKind dst_memory, const void* src, MemoryKind src_memory, std::uint64_t bytes);
+  std::string device_name();
   void stop_relaying(std::span<const Tensor> tensors);
 
   // leave() then release_transport(); rethrows what leave() reported. A second call does nothing.
@@ -131,6 +136,7 @@ class HubCore {
   // Writes the trace (HubOptions::trace_path) once; errors are logged.
   void write_trace() noexcept;
 
+  HubDevice device_;                              // first: outlives the transport that may use it
   std::unique_ptr<TraceRecorder> trace_;          // null unless HubOptions::trace_path is set
   std::unique_ptr<TracingClient> traced_client_;  // wraps `client` while tracing
   std::unique_ptr<SharedTransport> transport_;

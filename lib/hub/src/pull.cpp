@@ -11,6 +11,7 @@
 #include "puller.hpp"
 #include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/validate.hpp"
+#include "tensorhub/device/device.hpp"
 
 namespace tensorhub {
 namespace {
@@ -20,7 +21,8 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // One destination per tensor of `into`, in the same order.
-std::vector<transfer::Destination> match_destinations(const Manifest& m, std::span<const Tensor> into) {
+std::vector<transfer::Destination> match_destinations(const Manifest& m, std::span<const Tensor> into,
+                                                      HubDevice& device) {
   const std::string what = vname(m.model, m.version);
   std::vector<transfer::Destination> out;
   std::set<std::string> seen;
@@ -38,28 +40,66 @@ std::vector<transfer::Destination> match_destinations(const Manifest& m, std::sp
       throw UserError("pull: destination buffer for '" + t.spec.name + "' holds " + std::to_string(t.bytes) +
                       " bytes, " + describe(spec) + " needs " + std::to_string(spec.bytes()));
     }
-    if (t.memory != MemoryKind::kHost) throw UserError("pull: only host memory is supported in this build");
-    out.push_back(transfer::Destination{*idx, t.data});
+    if (t.memory == MemoryKind::kCuda) device.check_tensor(t, "pull");
+    out.push_back(transfer::Destination{*idx, t.data, t.memory});
   }
   return out;
 }
 
 // Copies tensor `d` of `m` from this rank's own memory `src` (a reference it serves), checking
-// every chunk's checksum when `verify`. Returns the bytes copied.
-std::uint64_t copy_own(const Manifest& m, const transfer::Destination& d, const Tensor& src, bool verify) {
+// every chunk's checksum when `verify`; device memory on either side is copied and hashed on
+// the device. Returns the bytes copied.
+std::uint64_t copy_own(const Manifest& m, const transfer::Destination& d, const Tensor& src, bool verify,
+                       HubDevice& device) {
   const auto& e = m.tensors[d.tensor];
   const auto n = e.spec.bytes();
-  if (src.memory != MemoryKind::kHost) throw UserError("pull: only host memory is supported in this build");
-  if (src.data != d.data) std::memcpy(d.data, src.data, n);
+  const bool on_device = d.memory == MemoryKind::kCuda;
+  if (src.memory == MemoryKind::kHost && !on_device) {
+    if (src.data != d.data) std::memcpy(d.data, src.data, n);
+  } else if (src.data != d.data) {
+    auto& dev = device.get();
+    auto stream = dev.create_stream();
+    const auto kind = src.memory == MemoryKind::kHost ? device::CopyKind::kHostToDevice
+                      : on_device                     ? device::CopyKind::kDeviceToDevice
+                                                      : device::CopyKind::kDeviceToHost;
+    dev.copy_async(d.data, src.data, n, kind, stream);
+    stream.synchronize();
+  }
+  std::vector<std::uint64_t> device_sums;
+  if (verify && on_device) {
+    auto& dev = device.get();
+    auto stream = dev.create_stream();
+    device_sums = dev.xxh3_64_chunks(d.data, n, m.chunk_bytes, stream);
+    require(device_sums.size() == e.num_chunks, "one device checksum per chunk");
+  }
   for (std::uint32_t c = 0; verify && c < e.num_chunks; ++c) {
     const auto& ch = m.chunks[e.first_chunk + c];
-    if (checksum64(m.checksum_algorithm, static_cast<const std::byte*>(d.data) + ch.offset, ch.length) != ch.checksum) {
+    const auto sum =
+        on_device ? device_sums[c]
+                  : checksum64(m.checksum_algorithm, static_cast<const std::byte*>(d.data) + ch.offset, ch.length);
+    if (sum != ch.checksum) {
       throw ChecksumError(vname(m.model, m.version) + ": tensor '" + e.spec.name + "' chunk " + std::to_string(c) +
                           " copied from this rank's own reference does not match its checksum (that memory "
                           "changed while it was referenced)");
     }
   }
   return n;
+}
+
+// A pull into device memory relays only when the data paths can expose it (device IPC); else
+// it runs without relaying (logged), as the host copy that relaying would need is not made.
+bool device_relayable(const Manifest& m, const PullJob& job, HubContext& ctx) {
+  for (std::size_t i = 0; i < job.rest.size(); ++i) {
+    if (job.rest[i].memory != MemoryKind::kCuda) continue;
+    const transport::MemoryRange r{job.rest[i].data, m.tensors[job.rest_dests[i].tensor].spec.bytes(),
+                                   MemoryKind::kCuda};
+    if (!ctx.transport.can_expose(r)) {
+      ctx.log.info("pull of " + vname(m.model, m.version) + " into device memory does not relay: no data path (" +
+                   std::string(ctx.transport.name()) + ") exposes device memory");
+      return false;
+    }
+  }
+  return true;
 }
 
 // The relay offer's RelayOffer::progress for `ref`: empty without progress bytes.
@@ -97,7 +137,7 @@ std::unique_ptr<PullJob> Puller::prepare(const std::string& model, const Version
   const Manifest& m = job->reply.manifest;
   job->finish =
       std::make_unique<FinishGuard>(ctx_.client, coord::FinishRequest{self, model, m.version, g, job->reply.seq});
-  const auto dests = match_destinations(m, into);
+  const auto dests = match_destinations(m, into, *ctx_.device);
   job->start = Clock::now();
   job->result.resolve_seconds = std::chrono::duration<double>(job->start - resolve_start).count();
 
@@ -107,7 +147,7 @@ std::unique_ptr<PullJob> Puller::prepare(const std::string& model, const Version
   result.version = m.version;
   for (std::size_t i = 0; i < into.size(); ++i) {
     if (const Tensor* own = table_.held_tensor(m, into[i].spec.name)) {
-      result.local_bytes += copy_own(m, dests[i], *own, options.verify);
+      result.local_bytes += copy_own(m, dests[i], *own, options.verify, *ctx_.device);
     } else {
       job->rest.push_back(into[i]);
       job->rest_dests.push_back(dests[i]);
@@ -118,7 +158,7 @@ std::unique_ptr<PullJob> Puller::prepare(const std::string& model, const Version
   // A publisher of this version cannot also be its relay holder: it serves its shard, not the
   // tensors it pulls. Otherwise offer only the new buffers (the coordinator merges them into
   // an earlier offer of this version).
-  job->relay = options.relay && !table_.has_origin(model, m.version);
+  job->relay = options.relay && !table_.has_origin(model, m.version) && device_relayable(m, *job, ctx_);
   if (const auto partial = job->relay ? table_.relays_naming(model, m.version, job->rest) : std::nullopt) {
     try {
       withdraw_(*partial);
@@ -163,6 +203,7 @@ std::unique_ptr<PullJob> Puller::prepare(const std::string& model, const Version
   eo.trace = ctx_.trace;
   eo.plan = ctx_.options.plan;
   eo.progress_bytes = job->ref.progress ? job->ref.progress->data() : nullptr;
+  if (any_device_memory(job->rest)) eo.device = &ctx_.device->get();
   if (job->options.progress) {
     const auto local = result.local_bytes;
     eo.progress = [p = job->options.progress, local](std::uint64_t done, std::uint64_t total) {
@@ -218,6 +259,7 @@ PullResult Puller::finish(PullJob& job, std::exception_ptr error) {
   result.verify_seconds = job.stats.verify_seconds;
   result.planned = job.stats.planned;
   result.plan_calls = job.stats.plan_calls;
+  result.bounced_bytes = job.stats.bounced_bytes;
   return result;
 }
 

@@ -17,6 +17,9 @@ class Lane final : public transport::Transport {
     return shared_.expose(ranges);
   }
   bool can_expose(const transport::MemoryRange& range) const override { return shared_.can_expose(range); }
+  bool can_read_into(std::string_view endpoint, std::string_view descriptor, MemoryKind dst) const override {
+    return shared_.can_read_into(endpoint, descriptor, dst);
+  }
   void post(const transport::ReadOp& op) override { shared_.post_on(id_, op); }
   void poll(std::vector<transport::Completion>& out) override { shared_.poll_on(id_, out); }
   std::size_t in_flight() const override { return shared_.in_flight_on(id_); }
@@ -50,6 +53,11 @@ std::unique_ptr<transport::Exposure> SharedTransport::expose(std::span<const tra
 bool SharedTransport::can_expose(const transport::MemoryRange& range) const {
   std::lock_guard lock(mu_);
   return inner_->can_expose(range);
+}
+
+bool SharedTransport::can_read_into(std::string_view endpoint, std::string_view descriptor, MemoryKind dst) const {
+  std::lock_guard lock(mu_);
+  return inner_->can_read_into(endpoint, descriptor, dst);
 }
 
 void SharedTransport::post_on(std::uint64_t lane, const transport::ReadOp& op) {

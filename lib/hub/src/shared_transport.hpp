@@ -32,6 +32,7 @@ class SharedTransport final : public transport::Transport {
   bool reaches(std::string_view endpoint) const override;
   std::unique_ptr<transport::Exposure> expose(std::span<const transport::MemoryRange> ranges) override;
   bool can_expose(const transport::MemoryRange& range) const override;
+  bool can_read_into(std::string_view endpoint, std::string_view descriptor, MemoryKind dst) const override;
   // Lane 0's reads.
   void post(const transport::ReadOp& op) override { post_on(0, op); }
   void poll(std::vector<transport::Completion>& out) override { poll_on(0, out); }

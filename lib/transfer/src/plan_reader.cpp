@@ -7,7 +7,6 @@
 #include <thread>
 
 #include "engine_util.hpp"
-#include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/error.hpp"
 
 namespace tensorhub::transfer {
@@ -38,13 +37,12 @@ PlanReader::PlanReader(coord::Client& coordinator, transport::Transport& transpo
       o_(o),
       stall_(stall_of(o)),
       pause_(std::max<std::chrono::milliseconds>(o.replan_pause, std::chrono::milliseconds(1))),
-      trace_(o.trace, m, std::string(transport.name()), o.inflight) {
-  dst_.assign(m.tensors.size(), nullptr);
+      trace_(o.trace, m, std::string(transport.name()), o.inflight),
+      landing_(m, dests, o, transport) {
   state_.assign(m.chunks.size(), State::kUnwanted);
   source_of_.assign(m.chunks.size(), 0);
   for (const auto& d : dests) {
     require(d.tensor < m.tensors.size(), "destination tensor index out of range");
-    dst_[d.tensor] = static_cast<unsigned char*>(d.data);
     const auto& e = m.tensors[d.tensor];
     for (std::uint32_t c = 0; c < e.num_chunks; ++c) order_.push_back(e.first_chunk + c);
     total_bytes_ += e.spec.bytes();
@@ -73,6 +71,7 @@ std::optional<PullStats> PlanReader::run() {
   stats_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   stats_.verify_seconds = trace_.verify_seconds();
   stats_.no_source_seconds = trace_.no_source_seconds();
+  stats_.bounced_bytes = landing_.bounced_bytes();
   return stats_;
 }
 
@@ -145,11 +144,11 @@ bool PlanReader::post_reads() {
     ++reading_;
     const auto trace = trace_.posted();
     try {
-      post(transport::ReadOp{s.info.endpoint, s.info.regions[spec.tensor], spec.offset, dst_[spec.tensor] + spec.offset,
-                             spec.length, 0},
+      post(landing_.read_op(c, s.info.endpoint, s.info.regions[spec.tensor], spec.offset),
            Read{c, holder, false, trace});
       posted = true;
     } catch (const TransportError& e) {
+      landing_.release(c);
       --reading_;
       landed_chunk(Read{c, holder, false, trace}, false, e.what());
     }
@@ -190,15 +189,17 @@ void PlanReader::landed_chunk(const Read& r, bool ok, const std::string& error) 
   const auto& s = sources_.at(r.holder);
   const auto& spec = m_.chunks[r.chunk];
   if (!ok) {
+    landing_.release(r.chunk);
     trace_.ended(r.trace, r.chunk, r.holder, s.info.origin, false);
     failed_chunk(r.chunk, r.holder, "read of " + chunk_name(m_, r.chunk) + " failed: " + error);
     return;
   }
-  if (o_.verify || o_.relay) {
-    const auto verify_start = EngineTrace::Steady::now();
-    const auto sum = checksum64(m_.checksum_algorithm, dst_[spec.tensor] + spec.offset, spec.length);
-    trace_.verified(r.chunk, verify_start, sum == spec.checksum);
-    if (sum != spec.checksum) {
+  const bool check = o_.verify || o_.relay;
+  const auto verify_start = EngineTrace::Steady::now();
+  const bool good = landing_.land(r.chunk, check);  // on the device for device destinations
+  if (check) {
+    trace_.verified(r.chunk, verify_start, good);
+    if (!good) {
       trace_.ended(r.trace, r.chunk, r.holder, s.info.origin, false);
       auto bad = "'" + m_.model + "' v" + std::to_string(m_.version) + ": checksum mismatch in " +
                  chunk_name(m_, r.chunk) + " read from worker " + std::to_string(r.holder);
@@ -273,6 +274,7 @@ std::vector<PlanReader::Read> PlanReader::drain_after_error() noexcept {
           sources_.at(r.holder).progress_in_flight = false;
           continue;
         }
+        landing_.release(r.chunk);
         trace_.ended(r.trace, r.chunk, r.holder, sources_.at(r.holder).info.origin, false);
         if (!c.ok) results_.push_back(coord::ChunkResult{r.chunk, r.holder, false});
       }
@@ -284,6 +286,7 @@ std::vector<PlanReader::Read> PlanReader::drain_after_error() noexcept {
         (void)sources_.at(r.holder).window.release();
         continue;
       }
+      landing_.abandon(r.chunk);
       abandoned.push_back(r);
       results_.push_back(coord::ChunkResult{r.chunk, r.holder, false});
     }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine_trace.hpp"
+#include "landing.hpp"
 #include "tensorhub/transfer/pull_engine.hpp"
 
 namespace tensorhub::transfer {
@@ -94,7 +95,6 @@ class PlanReader {
   const Manifest& m_;
   const EngineOptions& o_;
   std::chrono::milliseconds stall_;
-  std::vector<unsigned char*> dst_;
   std::vector<std::uint32_t> order_;  // wanted chunks, in manifest order
   std::vector<State> state_;          // by chunk id
   std::vector<coord::WorkerId> source_of_;
@@ -114,6 +114,7 @@ class PlanReader {
   std::size_t done_ = 0;
   std::size_t next_report_ = 0;  // done_ at which the next quarter is reported
   std::map<std::uint32_t, std::string> corrupt_;
+  std::string last_failure_;  // the last source given up on and why, for ChunksUnavailable
   std::set<coord::WorkerId> warned_;
   std::uint64_t next_tag_ = 1;
   Clock::time_point next_plan_{};
@@ -122,6 +123,7 @@ class PlanReader {
   Logger log_{"transfer"};
   EngineTrace trace_;
   PullStats stats_;
+  Landing landing_;  // last: synchronizes the device stream first when the reader goes
 };
 
 }  // namespace tensorhub::transfer

@@ -62,7 +62,8 @@ void PlanReader::accept(const coord::PlanReply& reply) {
       }
     }
     throw ChunksUnavailable(vn + ": no live holder has " + chunk_name(m_, r.first) + " (" + std::to_string(r.count) +
-                            " chunk(s) in this run lost)");
+                            " chunk(s) in this run lost)" +
+                            (last_failure_.empty() ? "" : "; the last source failed: " + last_failure_));
   }
   for (const auto& step : reply.steps) {
     if (step.source >= ids.size() || !in_range(step.range)) {
@@ -180,6 +181,7 @@ void PlanReader::give_up(coord::WorkerId holder, std::uint32_t chunk, const std:
   exclude_.push_back(holder);
   results_.push_back(coord::ChunkResult{chunk, holder, false});
   failed_unreported_ = true;
+  last_failure_ = "worker " + std::to_string(holder) + ": " + why;
   next_plan_ = Clock::now();  // the chunks it had go to another source at once
   if (warned_.insert(holder).second) {
     log_.warn(what() + ": worker " + std::to_string(holder) + " is no longer a source (" + why +

@@ -10,6 +10,7 @@
 
 #include "engine_trace.hpp"
 #include "engine_util.hpp"
+#include "landing.hpp"
 #include "plan_reader.hpp"
 #include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/error.hpp"
@@ -39,11 +40,10 @@ class PullRun {
         self_(self),
         m_(m),
         o_(o),
-        trace_(o.trace, m, std::string(transport.name()), o.inflight) {
-    dst_.assign(m.tensors.size(), nullptr);
+        trace_(o.trace, m, std::string(transport.name()), o.inflight),
+        landing_(m, dests, o, transport) {
     for (const auto& d : dests) {
       require(d.tensor < m.tensors.size(), "destination tensor index out of range");
-      dst_[d.tensor] = static_cast<unsigned char*>(d.data);
       const auto& e = m.tensors[d.tensor];
       for (std::uint32_t c = 0; c < e.num_chunks; ++c) queue_.push_back(e.first_chunk + c);
       total_bytes_ += e.spec.bytes();
@@ -93,6 +93,7 @@ class PullRun {
     stats_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     stats_.verify_seconds = trace_.verify_seconds();
     stats_.no_source_seconds = trace_.no_source_seconds();
+    stats_.bounced_bytes = landing_.bounced_bytes();
     return stats_;
   }
 
@@ -119,14 +120,15 @@ class PullRun {
         if (a.chunk < m_.chunks.size()) results_.push_back(coord::ChunkResult{a.chunk, a.holder, false});
         continue;
       }
-      const auto& spec = m_.chunks[a.chunk];
-      transport::ReadOp op{a.endpoint, a.region, a.offset, dst_[spec.tensor] + spec.offset, spec.length, next_tag_};
+      auto op = landing_.read_op(a.chunk, a.endpoint, a.region, a.offset);
+      op.tag = next_tag_;
       queue_.erase(wanted);
       const auto read = trace_.posted();
       inflight_.emplace(next_tag_++, InFlight{a.chunk, a.holder, a.origin, read});
       try {
         transport_.post(op);
       } catch (const TransportError& e) {
+        landing_.release(a.chunk);
         last_post_error_ = "worker " + std::to_string(a.holder) + ": " + e.what();
         trace_.ended(read, a.chunk, a.holder, a.origin, false);
         inflight_.erase(next_tag_ - 1);
@@ -170,15 +172,17 @@ class PullRun {
       inflight_.erase(it);
       const auto& spec = m_.chunks[f.chunk];
       if (!c.ok) {
+        landing_.release(f.chunk);
         trace_.ended(f.trace, f.chunk, f.holder, f.origin, false);
         failed_read(f);
         continue;
       }
-      if (o_.verify || o_.relay) {
-        const auto verify_start = EngineTrace::Steady::now();
-        const auto sum = checksum64(m_.checksum_algorithm, dst_[spec.tensor] + spec.offset, spec.length);
-        trace_.verified(f.chunk, verify_start, sum == spec.checksum);
-        if (sum != spec.checksum) {
+      const bool check = o_.verify || o_.relay;
+      const auto verify_start = EngineTrace::Steady::now();
+      const bool good = landing_.land(f.chunk, check);  // on the device for device destinations
+      if (check) {
+        trace_.verified(f.chunk, verify_start, good);
+        if (!good) {
           trace_.ended(f.trace, f.chunk, f.holder, f.origin, false);
           // A bad source costs a re-read, not the pull: reported as a failed read (the
           // coordinator never assigns this holder to this reader again), then read elsewhere.
@@ -237,6 +241,7 @@ class PullRun {
         for (const auto& c : completions_) {
           const auto it = inflight_.find(c.tag);
           if (it == inflight_.end()) continue;
+          landing_.release(it->second.chunk);
           trace_.ended(it->second.trace, it->second.chunk, it->second.holder, it->second.origin, false);
           results_.push_back(coord::ChunkResult{it->second.chunk, it->second.holder, c.ok});
           inflight_.erase(it);
@@ -244,6 +249,7 @@ class PullRun {
         if (completions_.empty()) std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
       for (const auto& [tag, f] : inflight_) {
+        landing_.abandon(f.chunk);
         abandoned.push_back(f);
         results_.push_back(coord::ChunkResult{f.chunk, f.holder, false});
       }
@@ -287,7 +293,6 @@ class PullRun {
   coord::WorkerId self_;
   const Manifest& m_;
   const EngineOptions& o_;
-  std::vector<unsigned char*> dst_;
   std::deque<std::uint32_t> queue_;
   std::uint64_t total_bytes_ = 0;
   std::size_t remaining_ = 0;
@@ -306,6 +311,7 @@ class PullRun {
   Logger log_{"transfer"};
   EngineTrace trace_;
   PullStats stats_;
+  Landing landing_;  // last: synchronizes the device stream first when the run goes
 };
 
 }  // namespace

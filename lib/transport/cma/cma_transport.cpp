@@ -11,6 +11,7 @@
 #include "generation_table.hpp"
 #include "identity.hpp"
 #include "reads.hpp"
+#include "src/host_only.hpp"
 #include "tensorhub/core/env.hpp"
 #include "tensorhub/core/error.hpp"
 
@@ -96,6 +97,7 @@ std::unique_ptr<Exposure> CmaTransport::expose(std::span<const MemoryRange> rang
 }
 
 void CmaTransport::post(const ReadOp& op) {
+  require_host_destination(op, "cma");
   const auto e = cma::decode_endpoint(op.endpoint);
   if (e.host.boot_id != boot_id_ || e.host.pid_ns != pid_ns_) {
     throw TransportError("cma: holder " + cma::label(e) + " is on another host or pid namespace (boot id " +

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "src/host_only.hpp"
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/transport/descriptor.hpp"
 
@@ -35,6 +36,7 @@ std::unique_ptr<Exposure> LocalTransport::expose(std::span<const MemoryRange> ra
 }
 
 void LocalTransport::post(const ReadOp& op) {
+  require_host_destination(op, "local");
   if (!reaches(op.endpoint)) throw TransportError("local transport cannot reach '" + op.endpoint + "'");
   const Region r = decode_region(op.descriptor);
   if (op.offset + op.length > r.bytes) {

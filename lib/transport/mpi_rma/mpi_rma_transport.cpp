@@ -7,6 +7,7 @@
 
 #include "read_bounds.hpp"
 #include "src/coalesce.hpp"
+#include "src/host_only.hpp"
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/core/log.hpp"
 #include "tensorhub/mpi/ulfm.hpp"
@@ -233,6 +234,7 @@ std::unique_ptr<Exposure> MpiRmaTransport::expose(std::span<const MemoryRange> r
 }
 
 void MpiRmaTransport::post(const ReadOp& op) {
+  require_host_destination(op, "mpi_rma");
   const int target = target_rank(op.endpoint);
   // Checked against the holder's registered pool before MPI sees it (a bad one fails this read).
   const auto disp = static_cast<MPI_Aint>(

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -152,6 +153,32 @@ std::unique_ptr<Exposure> MultiTransport::expose(std::span<const MemoryRange> ra
   return std::make_unique<MultiExposure>(std::move(out));
 }
 
+bool MultiTransport::can_read_into(std::string_view endpoint, std::string_view descriptor, MemoryKind dst) const {
+  try {
+    const auto& routes = routes_to(std::string(endpoint));
+    const bool listed = multi::is_path_list(descriptor);
+    const auto regions =
+        listed ? multi::decode_path_list(descriptor, limits::kMaxRegionDescriptorBytes, "region descriptor")
+               : multi::PathList{};
+    for (const auto& route : routes.usable) {
+      const auto& path = *paths_[route.path];
+      const auto d = region_on(path, listed, descriptor, regions);
+      if (d && path.can_read_into(route.endpoint, *d, dst)) return true;
+    }
+  } catch (const TransportError&) {
+  }
+  return false;
+}
+
+std::optional<std::string_view> MultiTransport::region_on(const Transport& path, bool listed,
+                                                          std::string_view descriptor, const multi::PathList& regions) {
+  if (!listed) return descriptor;
+  const auto it =
+      std::find_if(regions.begin(), regions.end(), [&](const multi::PathEntry& e) { return e.name == path.name(); });
+  if (it == regions.end()) return std::nullopt;
+  return std::string_view(it->value);
+}
+
 void MultiTransport::post(const ReadOp& op) {
   const auto& routes = routes_to(op.endpoint);
   const bool listed = multi::is_path_list(op.descriptor);
@@ -161,14 +188,13 @@ void MultiTransport::post(const ReadOp& op) {
   std::string errors;
   for (const auto& route : routes.usable) {
     auto& path = *paths_[route.path];
-    std::string_view descriptor;
-    if (!listed) {
-      descriptor = op.descriptor;
-    } else {
-      const auto it = std::find_if(regions.begin(), regions.end(),
-                                   [&](const multi::PathEntry& e) { return e.name == path.name(); });
-      if (it == regions.end()) continue;
-      descriptor = it->value;
+    const auto found = region_on(path, listed, op.descriptor, regions);
+    if (!found) continue;
+    const std::string_view descriptor = *found;
+    if (!path.can_read_into(route.endpoint, descriptor, op.dst_memory)) {
+      errors += std::string("; ") + std::string(path.name()) + ": cannot write " +
+                std::string(memory_kind_name(op.dst_memory)) + " memory";
+      continue;
     }
     ReadOp sub = op;
     sub.endpoint = route.endpoint;

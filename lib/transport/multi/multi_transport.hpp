@@ -7,8 +7,11 @@
 //                is still exposed (the same base, size and memory kind, e.g. a frozen tensor
 //                published in two versions) reuses the registration, which ends with the last;
 //  * post()      routes each read to the first backend, in this process's preference order,
-//                that reaches the holder's endpoint for that path and has a descriptor of the
-//                region on it; no such path: TransportError saying what each side offers;
+//                that reaches the holder's endpoint for that path, has a descriptor of the
+//                region on it and can write the destination (ReadOp::dst_memory: host-only
+//                paths refuse device memory, so a device destination falls through to
+//                device_ipc); no such path: TransportError saying what each side offers;
+//  * can_read_into() whether post() would find such a path for (holder, region, memory kind);
 //  * poll()/in_flight() merge the backends'.
 // Endpoints and descriptors of a single backend (not path lists) are read by the first backend
 // that reaches them. Like every Transport, used from one thread at a time.
@@ -18,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -46,6 +50,7 @@ class MultiTransport final : public Transport {
   bool reaches(std::string_view endpoint) const override;
   std::unique_ptr<Exposure> expose(std::span<const MemoryRange> ranges) override;
   bool can_expose(const MemoryRange& range) const override;
+  bool can_read_into(std::string_view endpoint, std::string_view descriptor, MemoryKind dst) const override;
   void post(const ReadOp& op) override;
   void poll(std::vector<Completion>& out) override;
   std::size_t in_flight() const override;
@@ -68,6 +73,9 @@ class MultiTransport final : public Transport {
     std::string offered;        // the holder's paths, for errors
   };
   const Routes& routes_to(const std::string& endpoint) const;
+  // The region's descriptor on `path` (`descriptor` itself when it is not a path list).
+  static std::optional<std::string_view> region_on(const Transport& path, bool listed, std::string_view descriptor,
+                                                   const multi::PathList& regions);
   std::string names() const;
 
   std::vector<std::unique_ptr<Transport>> paths_;

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "cma/cma_transport.hpp"
+#include "device_ipc/device_ipc_transport.hpp"
 #include "local/local_transport.hpp"
 #include "mpi_rma/mpi_rma_transport.hpp"
 #include "multi/multi_transport.hpp"
@@ -19,8 +20,10 @@ namespace {
 
 // Every data path, in preference order (a reader uses the first one that reaches a holder):
 // same process, same host, same MPI job, any process. A new backend is one row here and one
-// branch in make_path.
-constexpr std::array<std::string_view, 4> kPaths = {"local", "cma", "mpi_rma", "ucx"};
+// branch in make_path. device_ipc comes after cma: for host memory cma (and local) win; device
+// memory is exposed only on device_ipc (and on ucx when it is CUDA-aware), so the multi transport
+// routes it there.
+constexpr std::array<std::string_view, 5> kPaths = {"local", "cma", "device_ipc", "mpi_rma", "ucx"};
 // What "auto" (the default) means: every path that can serve another process. The same-host
 // `cma` path is not in it yet: it is chosen explicitly (`--transport cma[,...]`) until the fault
 // suite has run over it as a default path.
@@ -29,8 +32,14 @@ constexpr std::array<std::string_view, 2> kAutoPaths = {"mpi_rma", "ucx"};
 constexpr bool have_ucx() { return TENSORHUB_HAVE_UCX != 0; }
 
 std::unique_ptr<Transport> make_path(std::string_view name, MPI_Comm comm, const std::string& job_tag, int rank,
-                                     std::uint64_t pool_bytes) {
+                                     std::uint64_t pool_bytes, device::Device* device) {
   if (name == "mpi_rma") return std::make_unique<MpiRmaTransport>(comm, job_tag, pool_bytes);
+  if (name == "device_ipc") {
+    if (device == nullptr) {
+      throw UserError("transport 'device_ipc' needs a device (device memory: --memory cuda, TENSORHUB_DEVICE)");
+    }
+    return std::make_unique<DeviceIpcTransport>(*device, DeviceIpcOptions::from_env());  // same host only
+  }
   if (name == "cma") return std::make_unique<CmaTransport>(CmaOptions::from_env());  // same host only
   if (name == "local") return std::make_unique<LocalTransport>(job_tag + "-" + std::to_string(rank));
 #if TENSORHUB_HAVE_UCX
@@ -42,14 +51,16 @@ std::unique_ptr<Transport> make_path(std::string_view name, MPI_Comm comm, const
         "and reconfigure, or -DTENSORHUB_WITH_UCX=ON to require it); use 'mpi_rma' or 'local'");
   }
 #endif
-  throw UserError("unknown transport '" + std::string(name) + "' (choose auto, or a list of mpi_rma, ucx, cma, local)");
+  throw UserError("unknown transport '" + std::string(name) +
+                  "' (choose auto, or a list of mpi_rma, ucx, cma, device_ipc, local)");
 }
 
 }  // namespace
 
-std::vector<std::string> transport_paths(const std::string& names) {
+std::vector<std::string> transport_paths(const std::string& names, bool with_device) {
   std::vector<std::string> asked;
   if (names.empty() || names == "auto") {
+    if (with_device) asked.emplace_back("device_ipc");  // the only path for device memory on this host
     for (const auto n : kAutoPaths) {
       if (n != "ucx" || have_ucx()) asked.emplace_back(n);
     }
@@ -61,7 +72,7 @@ std::vector<std::string> transport_paths(const std::string& names) {
     const auto name = rest.substr(0, comma);
     if (std::find(kPaths.begin(), kPaths.end(), name) == kPaths.end()) {
       throw UserError("unknown transport '" + std::string(name) + "' in '" + names +
-                      "' (choose auto, or a comma-separated list of mpi_rma, ucx, cma, local)");
+                      "' (choose auto, or a comma-separated list of mpi_rma, ucx, cma, device_ipc, local)");
     }
     if (std::find(asked.begin(), asked.end(), name) != asked.end()) {
       throw UserError("transport '" + std::string(name) + "' listed twice in '" + names + "'");
@@ -78,9 +89,10 @@ std::vector<std::string> transport_paths(const std::string& names) {
 }
 
 std::unique_ptr<Transport> make_transport(const std::string& name, MPI_Comm comm, const std::string& job_tag, int rank,
-                                          std::uint64_t pool_bytes) {
+                                          std::uint64_t pool_bytes, device::Device* device) {
   std::vector<std::unique_ptr<Transport>> paths;
-  for (const auto& p : transport_paths(name)) paths.push_back(make_path(p, comm, job_tag, rank, pool_bytes));
+  for (const auto& p : transport_paths(name, device != nullptr))
+    paths.push_back(make_path(p, comm, job_tag, rank, pool_bytes, device));
   return std::make_unique<MultiTransport>(std::move(paths));
 }
 

@@ -13,6 +13,7 @@
 #include "exposure.hpp"
 #include "progress_thread.hpp"
 #include "reads.hpp"
+#include "src/host_only.hpp"
 #include "tensorhub/core/env.hpp"
 #include "tensorhub/core/error.hpp"
 
@@ -39,6 +40,7 @@ UcxTransport::UcxTransport(UcxOptions options) : options_(std::move(options)), c
   if (options_.label.empty()) options_.label = default_label();
   if (options_.deadline.count() <= 0) throw UserError("ucx: the read deadline must be positive");
   endpoint_ = ucx::encode_endpoint(options_.label, core_->worker.address());
+  cuda_aware_ = core_->context.supports(UCS_MEMORY_TYPE_CUDA);
   reads_ = std::make_unique<ucx::Reads>(core_->worker, options_.deadline);
   if (options_.progress_thread) progress_ = std::make_unique<ucx::ProgressThread>(core_->worker, core_->mutex);
 }
@@ -63,7 +65,16 @@ std::unique_ptr<Exposure> UcxTransport::expose(std::span<const MemoryRange> rang
   return ucx::expose_ranges(core_, ranges);
 }
 
+bool UcxTransport::can_expose(const MemoryRange& range) const {
+  return range.memory == MemoryKind::kHost || (range.memory == MemoryKind::kCuda && cuda_aware_);
+}
+
+bool UcxTransport::can_read_into(std::string_view, std::string_view, MemoryKind dst) const {
+  return dst == MemoryKind::kHost || (dst == MemoryKind::kCuda && cuda_aware_);
+}
+
 void UcxTransport::post(const ReadOp& op) {
+  if (!cuda_aware_) require_host_destination(op, "ucx (not CUDA-aware)");
   const std::lock_guard lock(core_->mutex);
   reads_->post(op);
 }

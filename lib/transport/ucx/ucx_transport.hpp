@@ -53,6 +53,11 @@ class UcxTransport final : public Transport {
   const std::string& endpoint() const override { return endpoint_; }
   bool reaches(std::string_view endpoint) const override;
   std::unique_ptr<Exposure> expose(std::span<const MemoryRange> ranges) override;
+  // Host memory; CUDA memory only when this UCX is CUDA-aware (UCS_MEMORY_TYPE_CUDA among the
+  // context's memory types, checked at run time: Debian's UCX is not, PyPI's libucx-cu* are).
+  bool can_expose(const MemoryRange& range) const override;
+  bool can_read_into(std::string_view endpoint, std::string_view descriptor, MemoryKind dst) const override;
+  // Throws TransportError for a CUDA destination on a UCX that is not CUDA-aware.
   void post(const ReadOp& op) override;
   void poll(std::vector<Completion>& out) override;
   std::size_t in_flight() const override;
@@ -65,6 +70,7 @@ class UcxTransport final : public Transport {
  private:
   UcxOptions options_;
   std::shared_ptr<ucx::Core> core_;  // shared with the exposures
+  bool cuda_aware_ = false;
   std::string endpoint_;
   std::unique_ptr<ucx::Reads> reads_;
   std::unique_ptr<ucx::ProgressThread> progress_;  // stopped first

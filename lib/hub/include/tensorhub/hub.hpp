@@ -85,6 +85,12 @@ struct HubOptions {
   // <path>.rank<r> (before a ".json" suffix: trace.rank<r>.json). Empty: TENSORHUB_TRACE if
   // set, else no trace.
   std::string trace_path;
+  // The device for tensors in device memory (MemoryKind::kCuda; README "Device tensors"):
+  // "auto" (cuda when a GPU is visible, else emulated), "cuda" or "emulated" (CPU only, for
+  // tests: device addresses the host cannot touch). Set (or TENSORHUB_DEVICE set): made at join
+  // and given to the data paths (device IPC); empty and unset: made with "auto" when the first
+  // device tensor is published or pulled into. One device per hub.
+  std::string device;
   // HOST:PORT where a coordinator this hub starts (rank 0, no hub_address) serves Prometheus
   // metrics (GET /metrics). Empty: TENSORHUB_METRICS if set, else none.
   std::string metrics_address;
@@ -144,6 +150,9 @@ struct PullResult {
   // many plan() calls it made (1 when nothing failed).
   bool planned = false;
   std::uint32_t plan_calls = 0;
+  // Destinations in device memory: bytes staged through the host bounce ring (a data path that
+  // cannot write device memory itself), the rest was written by the path directly.
+  std::uint64_t bounced_bytes = 0;
 };
 
 // One holder (reference) of a version.
@@ -289,6 +298,16 @@ class Hub {
   // reads of it in flight (the next owner of the memory may write it at once); memory still
   // published is a UserError (unpublish it first).
   void deallocate(void* p);
+  // Device tensors (README "Device tensors"). Memory of this hub's device (HubOptions::device;
+  // the emulated one where no GPU exists) for MemoryKind::kCuda tensors, `bytes` long; returned
+  // with deallocate() (the same rules as above) or freed at close(). Any existing allocation of
+  // that device works for publish and pull too (e.g. a PyTorch tensor's data_ptr on the GPU).
+  void* allocate_device(std::uint64_t bytes);
+  // Synchronous copy of `bytes` between host and device memory of this hub's device (either
+  // side kHost or kCuda), e.g. to fill or inspect device tensors in tests and tools.
+  void copy_memory(void* dst, MemoryKind dst_memory, const void* src, MemoryKind src_memory, std::uint64_t bytes);
+  // What this hub's device is ("emulated device (no GPU ...)" or the GPU's name); makes it.
+  std::string device_name();
   // Stops relaying whatever this rank relays from the memory of `tensors` (withdrawn at the
   // coordinator, waiting for reads of it in flight), for callers that reuse their own buffers
   // for something else. Every relay of the same version stops with it. Memory this rank

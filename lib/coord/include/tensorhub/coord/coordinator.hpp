@@ -8,7 +8,8 @@
 // numbering), SourceSlots (K accounting) and a Planner (source choice, no state). Its files:
 // coordinator.cpp (registration, retention, status), coordinator_lifecycle.cpp (publish,
 // unpublish, drains, deferred withdrawals), coordinator_groups.cpp (resolve, finish),
-// coordinator_reads.cpp (relay offers, acquire, complete), coordinator_liveness.cpp (reaping,
+// coordinator_reads.cpp (relay offers, acquire, complete), coordinator_plans.cpp (plan, and
+// the plan part of complete: held ranges, released sources), coordinator_liveness.cpp (reaping,
 // forget_worker), coordinator_snapshot.cpp (snapshots, offload lease).
 #pragma once
 
@@ -86,6 +87,11 @@ inline constexpr std::uint32_t kMaxGroupSize = limits::kMaxGroupSize;
 struct CoordinatorConfig {
   std::uint32_t max_readers_per_source = 2;  // K: concurrent readers of its DC one holder serves
   std::uint32_t max_assign_per_call = 64;    // cap on AcquireRequest::max_assign
+  // Plan-based pulls (plan_book.hpp): children per source and stripe. 1 (default) = one relay
+  // chain per stripe: every relay and the publisher send one copy of the version, so the last
+  // reader waits about S/B + N chunk times. K > 1 = K-ary striped trees (depth log_K N, an origin
+  // sends up to 1 + (K-1)/K copies). Capped at max_readers_per_source.
+  std::uint32_t plan_fanout = 1;
   // How long a reader keeps its slot at a holder after its reads there drain (source_slots.hpp);
   // 0 releases it at once.
   std::chrono::milliseconds slot_grace{200};
@@ -120,6 +126,8 @@ class Coordinator final : public Client {
   ResolveReply resolve(const ResolveRequest& request) override;
   void offer_relay(const RelayOffer& offer) override;
   AcquireReply acquire(const AcquireRequest& request) override;
+  // Plan-based pulls (plan_book.hpp, coordinator_plans.cpp).
+  PlanReply plan(const PlanRequest& request) override;
   void complete(const CompleteRequest& request) override;
   void finish(const FinishRequest& request) override;
   std::vector<ModelStatus> status() override;
@@ -161,6 +169,10 @@ class Coordinator final : public Client {
   bool lease_alive(const VersionState& v) const;
   std::chrono::steady_clock::time_point now() const;
   PlanView plan_view(const VersionState& v) const;
+  // complete(): a ChunkResult about a source planned for the reader (not an assigned read).
+  void planned_result(VersionState& v, const CompleteRequest& r, const ChunkResult& res);
+  // complete(): the plan part (held_ranges, release_sources).
+  void complete_plan(VersionState& v, const CompleteRequest& r);
 
   CoordinatorConfig config_;
   std::shared_ptr<const Planner> planner_;

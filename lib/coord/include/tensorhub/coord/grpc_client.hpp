@@ -68,6 +68,8 @@ class GrpcClient final : public Client {
   ResolveReply resolve(const ResolveRequest& request) override;
   void offer_relay(const RelayOffer& offer) override;
   AcquireReply acquire(const AcquireRequest& request) override;
+  // An older server answers UNIMPLEMENTED: PlanUnsupported.
+  PlanReply plan(const PlanRequest& request) override;
   void complete(const CompleteRequest& request) override;
   void finish(const FinishRequest& request) override;
 

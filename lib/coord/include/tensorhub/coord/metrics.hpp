@@ -41,6 +41,9 @@ class CallMetrics {
   void acquired(const AcquireRequest& req, const AcquireReply& reply);
   // A complete: reads done (ok) or failed (re-planned), bytes by the holder's kind.
   void completed(const CompleteRequest& req);
+  // A plan's answer: plan-based reads succeed without a report, so their chunks and bytes count
+  // by the planned source's kind when planned (a chunk planned again after a failure counts again).
+  void planned(const PlanRequest& req, const PlanReply& reply);
 
   // The call and data-plane metrics in text exposition format.
   std::string render() const;
@@ -93,6 +96,7 @@ class MeteredClient final : public Client {
   ResolveReply resolve(const ResolveRequest& request) override;
   void offer_relay(const RelayOffer& offer) override;
   AcquireReply acquire(const AcquireRequest& request) override;
+  PlanReply plan(const PlanRequest& request) override;  // counted as "Plan"
   void complete(const CompleteRequest& request) override;
   void finish(const FinishRequest& request) override;
   std::vector<ModelStatus> status() override;

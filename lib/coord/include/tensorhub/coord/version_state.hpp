@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "tensorhub/coord/plan_book.hpp"
 #include "tensorhub/coord/types.hpp"
 
 namespace tensorhub::coord {
@@ -38,6 +39,7 @@ struct Holder {
   bool withdraw_deferred = false;
   std::uint32_t depth = 0;                      // 0 origin, n = read from a depth n-1 holder
   std::vector<std::string> regions;             // per manifest tensor; empty = not held
+  std::string progress;                         // relay's progress bytes (RelayOffer::progress)
   std::vector<std::uint8_t> have;               // per manifest chunk
   std::uint32_t pins = 0;                       // reads in flight from this holder
   std::map<WorkerId, std::uint32_t> pinned_by;  // the same, per reader (a dead reader's go)
@@ -86,13 +88,15 @@ class VersionState {
   bool sole_holder_of_some_chunk(WorkerId worker) const;
   // A new relay reference of `reader` (replacing a drained withdrawn one). One region slot per
   // manifest tensor (UserError otherwise).
-  void add_relay(WorkerId reader, std::vector<std::string> regions);
+  void add_relay(WorkerId reader, std::vector<std::string> regions, std::string progress = {});
   // An active relay offers more buffers: tensors it had not offered get the new regions; an
-  // offered one keeps its region and its chunks.
-  void merge_relay(WorkerId reader, const std::vector<std::string>& regions);
+  // offered one keeps its region and its chunks. A non-empty `progress` replaces the old one.
+  void merge_relay(WorkerId reader, const std::vector<std::string>& regions, const std::string& progress = {});
   // The relay `reader` verified chunk `c` (UserError if it has no relay reference or `c` is out
   // of range).
   void mark_held(WorkerId reader, std::uint32_t c);
+  // The same for the run `r` (plan-based pulls: CompleteRequest::held_ranges), one fill.
+  void mark_held_range(WorkerId reader, ChunkRange r);
   // `reader` (if it holds a reference) reads from a holder of relay depth `source_depth`.
   void note_source_depth(WorkerId reader, std::uint32_t source_depth);
   // No new reads go to `worker`; pulls resolved before `ticket` may still use it.
@@ -106,8 +110,14 @@ class VersionState {
   bool unpin_read(WorkerId holder, WorkerId reader);
   // The pulls of `reader` that resolved this version, by resolution ticket (Coordinator::ticket_).
   void start_pull(WorkerId reader, std::uint64_t ticket);
-  // `reader` is done with its pull: its ticket and what it still wanted go.
+  // `reader` is done with its pull: its ticket, what it still wanted and its plan pins go.
   void end_pull(WorkerId reader);
+  // Plan-based pulls (plan_book.hpp): the version's plan. Pins it hands out go through
+  // pin_read / unpin_read like assigned reads.
+  PlanBook& plans() { return plans_; }
+  const PlanBook& plans() const { return plans_; }
+  // Ends `reader`'s plan use of `holder` and unpins it; false if it had none.
+  bool release_plan_source(WorkerId reader, WorkerId holder);
   // May `reader` read from `h`? Active holders always; a withdrawn holder (origin or relay) only
   // for pulls that resolved this version before it was withdrawn (its drain waits for those:
   // Coordinator::outstanding).
@@ -153,6 +163,8 @@ class VersionState {
     std::uint32_t pins = 0;
   };
   Forgotten forget_worker(WorkerId id, bool keep_reference, std::uint64_t ticket);
+  // Pins of `reader`'s reads on this version's holders (assigned reads and plan sources).
+  std::uint32_t pins_of(WorkerId reader) const;
 
   // Host and rank of each holder are left for the Coordinator (it knows the workers).
   VersionStatus status() const;
@@ -178,6 +190,7 @@ class VersionState {
   std::uint32_t retained_ = 0;
   std::string snapshot_;
   WorkerId offload_lease_ = 0;
+  PlanBook plans_;
 };
 
 }  // namespace tensorhub::coord

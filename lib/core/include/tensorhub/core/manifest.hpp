@@ -64,12 +64,13 @@ std::uint32_t chunk_count(std::uint64_t bytes, std::uint64_t chunk_bytes);
 
 // Checks a shard's tensors for publishing (non-empty unique names, non-zero sizes, buffers
 // large enough, chunk size sane) and computes per-chunk checksums of host memory.
-// Throws UserError naming the offending tensor.
+// Throws UserError naming the offending tensor (also for a tensor that is not host memory).
 ShardManifest describe_shard(std::uint32_t shard, std::span<const Tensor> tensors, std::uint64_t chunk_bytes,
                              ChecksumAlgorithm algorithm = kDefaultChecksumAlgorithm);
 
 // describe_shard without touching the bytes: the same checks, `checksums` sized per tensor
-// (chunk_count zeros each) for a later pass (e.g. a hash job) to fill. O(tensors + chunks).
+// (chunk_count zeros each) for a later pass (e.g. a hash job, or the device's XXH3 kernel for
+// device memory, which this accepts) to fill. O(tensors + chunks).
 ShardManifest describe_shard_layout(std::uint32_t shard, std::span<const Tensor> tensors, std::uint64_t chunk_bytes,
                                     ChecksumAlgorithm algorithm = kDefaultChecksumAlgorithm);
 

@@ -51,6 +51,10 @@
 #include "tensorhub/core/trace.hpp"
 #include "tensorhub/transport/transport.hpp"
 
+namespace tensorhub::device {
+class Device;
+}
+
 namespace tensorhub::transfer {
 
 // Some chunk has no live holder (the coordinator answered `unavailable`). The version may still
@@ -78,6 +82,10 @@ class ReadsAbandoned : public TimeoutError {
 struct Destination {
   std::uint32_t tensor = 0;  // index into Manifest::tensors
   void* data = nullptr;      // at least manifest.tensors[tensor].spec.bytes()
+  // kCuda: device memory of EngineOptions::device, written only by the transport (a path that
+  // can_read_into device memory) or by host-to-device copies from a bounded bounce ring, and
+  // verified on the device (landing.hpp).
+  MemoryKind memory = MemoryKind::kHost;
 };
 
 struct EngineOptions {
@@ -103,6 +111,9 @@ struct EngineOptions {
   // This reader's progress bytes (one per chunk of the manifest, zeroed by the caller; the
   // relay offer's RelayOffer::progress): set to 1 once a chunk is verified. May be null.
   unsigned char* progress_bytes = nullptr;
+  // The device of the destinations in device memory (needed only for those). Its stream is
+  // synchronized before run() returns or throws.
+  device::Device* device = nullptr;
 };
 
 struct SourceStats {
@@ -126,6 +137,7 @@ struct PullStats {
   bool planned = false;              // the pull ran in plan mode
   double verify_seconds = 0;         // computing checksums
   double no_source_seconds = 0;      // nothing assigned and nothing in flight (waiting for a holder)
+  std::uint64_t bounced_bytes = 0;   // device destinations: bytes staged through the host bounce ring
   std::map<coord::WorkerId, SourceStats> sources;
 };
 

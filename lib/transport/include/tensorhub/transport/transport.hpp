@@ -42,6 +42,9 @@ struct ReadOp {
   void* dst = nullptr;
   std::uint64_t length = 0;
   std::uint64_t tag = 0;  // returned in the Completion
+  // What `dst` is: host memory, or device memory (device_ipc D2D; ucx when CUDA-aware). A path
+  // that cannot write `dst_memory` throws TransportError from post() (can_read_into says first).
+  MemoryKind dst_memory = MemoryKind::kHost;
 };
 
 struct Completion {
@@ -63,7 +66,15 @@ class Transport {
   // Could expose() take `range`? (Default: host memory. mpi_rma with a pool: only pool memory.)
   // The `multi` transport exposes each range on every path that says yes.
   virtual bool can_expose(const MemoryRange& range) const { return range.memory == MemoryKind::kHost; }
-  // Starts a read; throws TransportError if it cannot even be started.
+  // Can a read of `descriptor` (a region of the holder at `endpoint`) land directly in `dst`
+  // memory? Host-only paths: host memory only. `multi` answers for the path it would route to.
+  virtual bool can_read_into(std::string_view endpoint, std::string_view descriptor, MemoryKind dst) const {
+    (void)endpoint;
+    (void)descriptor;
+    return dst == MemoryKind::kHost;
+  }
+  // Starts a read; throws TransportError if it cannot even be started (also for a destination
+  // memory kind this path cannot write: see can_read_into).
   virtual void post(const ReadOp& op) = 0;
   // Appends finished reads to `out`; never blocks.
   virtual void poll(std::vector<Completion>& out) = 0;

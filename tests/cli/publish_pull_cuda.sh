@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# --memory cuda on the emulated device (label gpu-emu): a publisher of host memory and a reader
+# into device memory (bounced through the host ring over mpi_rma), then a publisher of device
+# memory (hashed on the device) read into device memory (device_ipc, device-to-device) and into
+# host memory; the synthetic pattern is checked after each pull. The emulated device crashes on any host access of device memory.
+# Usage: publish_pull_cuda.sh TENSORHUB_BIN MPIEXEC [MPI FLAGS...]
+set -euo pipefail
+bin=$1
+mpiexec=$2
+shift 2
+export TENSORHUB_DEVICE=emulated
+step() { echo "+ $*" >&2; }
+
+"$bin" pull --help | grep -q -- "--memory" || { echo "FAIL: pull --help has no --memory"; exit 1; }
+"$bin" publish --help | grep -q "EMULATED device" || { echo "FAIL: publish --help does not say emulated"; exit 1; }
+
+step "publish host memory : pull into device memory"
+out=$("$mpiexec" "$@" -n 1 "$bin" publish --synthetic 8MiB --tensors 10 --versions 2 --interval 0.5 \
+  : -n 1 "$bin" pull --follow 2 --check-pattern --memory cuda 2>&1)
+echo "$out"
+grep -q "into device memory of the emulated device" <<<"$out" || { echo "FAIL: no emulated notice"; exit 1; }
+grep -q "rank 1 pulled 'policy' v2" <<<"$out"
+
+# mpi_rma cannot write device memory: every byte pulled went through the bounce ring.
+grep -Eq "pulled 'policy' v2: ([0-9.]+ [KMG]iB) .*into device memory, \1 bounced through host" <<<"$out" ||
+  { echo "FAIL: mpi_rma did not bounce every byte"; exit 1; }
+
+step "publish device memory : pull into device memory : pull into host memory (device_ipc)"
+out=$("$mpiexec" "$@" -n 1 "$bin" publish --synthetic 8MiB --tensors 10 --memory cuda \
+  : -n 1 "$bin" pull --check-pattern --memory cuda --no-relay : -n 1 "$bin" pull --check-pattern --no-relay 2>&1)
+echo "$out"
+grep -q "tensors in device memory of the emulated device" <<<"$out"
+grep -q "rank 1 pulled 'policy' v1: .*into device memory, 0 B bounced through host" <<<"$out" ||
+  { echo "FAIL: device_ipc did not write device memory directly"; exit 1; }
+grep -q "rank 2 pulled 'policy' v1" <<<"$out"
+
+step "demo --memory cuda: trainers publish device memory, rollouts pull into device memory"
+out=$("$mpiexec" "$@" -n 3 "$bin" demo --trainers 1 --size 8MiB --tensors 8 --versions 2 --memory cuda 2>&1)
+echo "$out"
+grep -q "tensors in device memory of the emulated device" <<<"$out"
+
+step "usage: --memory gpu is refused, --out with --memory cuda too"
+if "$bin" pull --memory gpu 2>/dev/null; then echo "FAIL: --memory gpu accepted"; exit 1; fi
+if "$bin" pull --memory cuda --out /tmp/x.h5 2>/dev/null; then echo "FAIL: --out with cuda accepted"; exit 1; fi
+echo "publish pull cuda: ok"
