@@ -1,5 +1,6 @@
 // lib/sim: max-min sharing on hand-checked topologies, the pipelined broadcast closed forms, and
-// a small TensorHub run against the real in-process Coordinator (deterministic counts).
+// a small per-chunk TensorHub run against the real in-process Coordinator (deterministic
+// counts); test_sim_plan.cpp has the plan-based method.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -91,14 +92,14 @@ TEST(SimClosedForm, Store) {
   EXPECT_NEAR(r.last_s, 3 * 64e6 / kRate, 1e-9);
 }
 
-// The real Coordinator, per-chunk protocol: every reader finishes, relays carry most bytes
+// The real Coordinator, per-chunk protocol (tensorhub-chunk): every reader finishes, relays carry most bytes
 // (K = 1), and the control messages are deterministic: run twice, same counts.
 TEST(SimTensorHub, RealCoordinatorSmallRun) {
   auto s = line(4);
   s.model_bytes = 32e6;
   s.max_readers_per_source = 1;
-  const auto a = run_method("tensorhub", s);
-  const auto b = run_method("tensorhub", s);
+  const auto a = run_method("tensorhub-chunk", s);
+  const auto b = run_method("tensorhub-chunk", s);
   ASSERT_EQ(a.reader_s.size(), 4u);
   EXPECT_EQ(a.protocol, "acquire");
   EXPECT_EQ(a.control_msgs, b.control_msgs);

@@ -1,6 +1,7 @@
 // tensorhub sim: the flow-level simulator (lib/sim). For each reader count N, every method on
 // the same simulated cluster: last-reader time and its ratio to the lower bound, bytes per link
-// class, and for tensorhub the real in-process Coordinator's control messages and CPU time.
+// class, and for tensorhub / tensorhub-chunk the real in-process Coordinator's control messages
+// and CPU time.
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
@@ -134,8 +135,10 @@ int cmd_sim(const Args& args) {
       help_head("sim",
                 "A flow-level simulator (virtual clock, max-min fair link sharing, pipelined relay at chunk\n"
                 "granularity) of one trainer group publishing a model to N readers. The tensorhub method runs\n"
-                "the REAL coordinator in-process (today's per-chunk acquire protocol: one pipe per chunk read,\n"
-                "so it is skipped when N x chunks exceeds --max-chunk-reads); the baselines: star, ring (NCCL-\n"
+                "the REAL coordinator in-process with plan-based pulls (the product's default: a plan per\n"
+                "reader, relay trees per stripe); tensorhub-chunk runs it with the per-chunk acquire protocol\n"
+                "(one pipe per chunk read, so it is skipped when N x chunks exceeds --max-chunk-reads);\n"
+                "the baselines: star, ring (NCCL-\n"
                 "style pipelined ring), tree (pipelined binary tree), store (via --storage servers), ckpt (host\n"
                 "copy at --pcie-gbps, then a pipelined ring). Presets: netsim (scripts/bench/fanout.sh's\n"
                 "emulated cluster), standalone (scenario a: 64 trainer GPUs, 100 GiB, 8 x 400 Gb/s per host,\n"
@@ -143,13 +146,15 @@ int cmd_sim(const Args& args) {
                 "100 Gb/s WAN). Ratios are to the lower bound max(S/reader NIC, S/trainer NICs, S/WAN).\n"));
   desc.add_options()("preset", po::value(&f.preset)->default_value(f.preset), "netsim | standalone | crossdc")(
       "readers", po::value(&f.readers)->default_value(""), "comma-separated reader counts N")(
-      "methods", po::value(&f.methods)->default_value(""), "tensorhub,star,ring,tree,store,ckpt")(
+      "methods", po::value(&f.methods)->default_value(""), "tensorhub,tensorhub-chunk,star,ring,tree,store,ckpt")(
       "size", po::value(&f.size)->default_value(""), "model bytes S (e.g. 64MiB, 100GB)")(
       "chunk", po::value(&f.chunk)->default_value(""), "chunk bytes")(
       "trainers", po::value(&s.trainers)->default_value(1), "trainer GPUs (one shard each)")(
       "k", po::value(&s.max_readers_per_source)->default_value(2), "coordinator K: readers per source")(
+      "plan-fanout", po::value(&s.plan_fanout)->default_value(s.plan_fanout),
+      "tensorhub: children per source and stripe (CoordinatorConfig::plan_fanout, 1 = chains, <= --k)")(
       "inflight", po::value(&s.inflight)->default_value(s.inflight), "tensorhub: reads in flight per reader")(
-      "rpc-ms", po::value(&rpc_ms)->default_value(0), "tensorhub: control round trip (acquire, complete), ms")(
+      "rpc-ms", po::value(&rpc_ms)->default_value(0), "tensorhub: control round trip (plan / acquire, complete), ms")(
       "dcs", po::value(&t.dcs)->default_value(1), "datacenters (1 or 2)")(
       "gpus-per-host", po::value(&t.gpus_per_host)->default_value(1), "GPUs (and NICs) per host")(
       "hosts-per-rack", po::value(&f.hosts_per_rack)->default_value(0), "hosts per rack (0 = one rack)")(
@@ -162,7 +167,7 @@ int cmd_sim(const Args& args) {
       "pcie-gbps", po::value(&s.pcie_gbps)->default_value(s.pcie_gbps), "ckpt: GPU -> host copy, Gbit/s")(
       "goodput", po::value(&t.goodput)->default_value(1), "payload share of the wire rate (netsim: 0.955, TCP/IP)")(
       "max-chunk-reads", po::value(&f.max_chunk_reads)->default_value(f.max_chunk_reads),
-      "skip tensorhub when N x chunks is above this (per-chunk protocol cost)")("json", po::value(&f.json),
+      "skip tensorhub-chunk when N x chunks is above this (per-chunk protocol cost)")("json", po::value(&f.json),
                                                                                 "write the results to this JSON file");
   po::variables_map vm;
   if (!parse_options("sim", desc, args, vm)) return 0;
@@ -176,7 +181,7 @@ int cmd_sim(const Args& args) {
   for (const auto& m : methods) {
     bool known = false;
     for (const auto& n : sim::method_names()) known |= n == m;
-    if (!known) throw UserError("unknown method '" + m + "' (one of: tensorhub,star,ring,tree,store,ckpt)");
+    if (!known) throw UserError("unknown method '" + m + "' (one of: tensorhub,tensorhub-chunk,star,ring,tree,store,ckpt)");
   }
   nlohmann::json runs = nlohmann::json::array();
   const double chunks = std::ceil(s.model_bytes / s.chunk_bytes);
@@ -187,12 +192,13 @@ int cmd_sim(const Args& args) {
         "hosts x %u GPUs, NIC %s Gbit/s\n",
         f.preset.c_str(), n, s.trainers, format_bytes(static_cast<std::uint64_t>(s.model_bytes)).c_str(), chunks, t.dcs,
         t.racks_per_dc, t.hosts_per_rack, t.gpus_per_host, fmt(t.nic_gbps, 1).c_str());
-    std::printf("%10s %9s %10s %7s %10s %9s %8s %8s %9s %9s %8s\n", "method", "protocol", "last s", "x LB", "mean s",
+    std::printf("%15s %9s %10s %7s %10s %9s %8s %8s %9s %9s %8s\n", "method", "protocol", "last s", "x LB", "mean s",
                 "trainer/S", "spine/S", "WAN/S", "msgs/rd", "coord ms", "wall s");
     nlohmann::json mj = nlohmann::json::array();
     for (const auto& m : methods) {
-      if (m == "tensorhub" && n * chunks > f.max_chunk_reads) {
-        std::printf("%10s  skipped: the per-chunk protocol needs N x chunks = %.0f reads (> --max-chunk-reads)\n",
+      const bool coordinated = m == "tensorhub" || m == "tensorhub-chunk";
+      if (m == "tensorhub-chunk" && n * chunks > f.max_chunk_reads) {
+        std::printf("%15s  skipped: the per-chunk protocol needs N x chunks = %.0f reads (> --max-chunk-reads)\n",
                     m.c_str(), n * chunks);
         mj.push_back({{"method", m}, {"skipped", "per-chunk protocol: N x chunks above --max-chunk-reads"}});
         continue;
@@ -200,12 +206,12 @@ int cmd_sim(const Args& args) {
       if (m == "store" && t.storage == 0) continue;
       const auto r = sim::run_method(m, s);
       const double S = s.model_bytes;
-      std::printf("%10s %9s %10s %7s %10s %9s %8s %8s %9s %9s %8s\n", m.c_str(), r.protocol.c_str(),
+      std::printf("%15s %9s %10s %7s %10s %9s %8s %8s %9s %9s %8s\n", m.c_str(), r.protocol.c_str(),
                   fmt(r.last_s, 3).c_str(), fmt(r.last_s / r.lower_bound_s, 3).c_str(), fmt(r.mean_s, 3).c_str(),
                   fmt(r.trainer_bytes / S, 2).c_str(), fmt(r.spine_bytes / S, 2).c_str(),
                   fmt(r.wan_bytes / S, 2).c_str(),
-                  m == "tensorhub" ? fmt(static_cast<double>(r.control_msgs) / n, 1).c_str() : "-",
-                  m == "tensorhub" ? fmt(r.coord_cpu_s * 1e3, 1).c_str() : "-", fmt(r.wall_s, 2).c_str());
+                  coordinated ? fmt(static_cast<double>(r.control_msgs) / n, 1).c_str() : "-",
+                  coordinated ? fmt(r.coord_cpu_s * 1e3, 1).c_str() : "-", fmt(r.wall_s, 2).c_str());
       std::fflush(stdout);
       mj.push_back(result_json(r, S));
     }
@@ -225,6 +231,7 @@ int cmd_sim(const Args& args) {
                       {"storage", t.storage},
                       {"goodput", t.goodput}}},
                     {"k", s.max_readers_per_source},
+                    {"plan_fanout", s.plan_fanout},
                     {"rpc_ms", rpc_ms},
                     {"methods", mj}});
   }

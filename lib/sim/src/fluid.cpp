@@ -25,6 +25,19 @@ void Fluid::hold(std::uint32_t node, double begin, double end) {
 
 void Fluid::at(double t, Callback f) { timers_.emplace(std::max(t, now_), std::move(f)); }
 
+bool Fluid::covers(std::uint32_t node, double begin, double end) const {
+  const auto& cov = cover_.at(node);
+  double x = begin;
+  while (x < end - eps_for(end)) {
+    auto it = cov.upper_bound(x + eps_for(x));
+    if (it == cov.begin()) return false;
+    --it;
+    if (it->second.end <= x + eps_for(x)) return false;
+    x = it->second.end;
+  }
+  return true;
+}
+
 void Fluid::read(std::uint32_t src, std::uint32_t dst, double begin, double end, Callback done) {
   if (!(end > begin)) throw ContractViolation("sim: empty read");
   const int rid = static_cast<int>(reads_.size());

@@ -63,13 +63,15 @@ double lower_bound_s(const Scenario& s, const Network& net) {
 }
 
 const std::vector<std::string>& method_names() {
-  static const std::vector<std::string> names{"tensorhub", "star", "ring", "tree", "store", "ckpt"};
+  static const std::vector<std::string> names{"tensorhub", "tensorhub-chunk", "star", "ring", "tree", "store", "ckpt"};
   return names;
 }
 
 MethodResult run_method(const std::string& method, const Scenario& s) {
   const auto t0 = std::chrono::steady_clock::now();
-  MethodResult r = method == "tensorhub" ? run_tensorhub(s) : run_baseline(method, s);
+  MethodResult r = method == "tensorhub"         ? run_tensorhub_plan(s)
+                   : method == "tensorhub-chunk" ? run_tensorhub_chunk(s)
+                                                 : run_baseline(method, s);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

@@ -33,6 +33,8 @@ class Fluid {
   // Reads [begin, end) from `src` into `dst`; `src` must hold or be receiving every byte of it.
   // `done` runs (at the virtual time the last byte arrives) once the whole range is in.
   void read(std::uint32_t src, std::uint32_t dst, double begin, double end, Callback done);
+  // `node` holds or is receiving every byte of [begin, end) (what read() requires of a source).
+  bool covers(std::uint32_t node, double begin, double end) const;
   // Runs `f` at virtual time `t` (>= now).
   void at(double t, Callback f);
   // Runs until no pipe and no timer is left. Throws ContractViolation on a stall (active pipes,

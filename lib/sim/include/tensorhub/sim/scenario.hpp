@@ -1,5 +1,7 @@
 // One simulated fan-out: a topology, T trainer GPUs publishing a model, R reader GPUs pulling
-// it, by one method. Methods: tensorhub (the real in-process Coordinator, tensorhub_method.cpp),
+// it, by one method. Methods: tensorhub (plan-based pulls against the real in-process
+// Coordinator, tensorhub_plan_method.cpp), tensorhub-chunk (the per-chunk acquire protocol
+// against it, tensorhub_method.cpp),
 // star, ring (NCCL-style pipelined ring broadcast), tree (pipelined binary tree), store
 // (store-copy through k storage servers), ckpt (checkpoint-engine style: host copy, then a
 // pipelined ring broadcast from host memory) (baselines.cpp).
@@ -20,6 +22,7 @@ struct Scenario {
   double model_bytes = 64.0 * (1 << 20);
   double chunk_bytes = 512.0 * 1024;
   std::uint32_t max_readers_per_source = 2;  // coordinator K
+  std::uint32_t plan_fanout = 1;             // tensorhub: CoordinatorConfig::plan_fanout
   std::uint32_t inflight = 3;                // tensorhub: reads in flight per reader
   std::uint32_t batch = 64;                  // tensorhub: chunk ids per acquire
   double rpc_s = 0;                          // tensorhub: control round trip (acquire, complete)
@@ -55,6 +58,7 @@ MethodResult run_method(const std::string& method, const Scenario& s);
 void summarize(const Scenario& s, const Network& net, const std::vector<double>& done, MethodResult& r);
 
 MethodResult run_baseline(const std::string& method, const Scenario& s);
-MethodResult run_tensorhub(const Scenario& s);
+MethodResult run_tensorhub_plan(const Scenario& s);   // "tensorhub": plan-based pulls
+MethodResult run_tensorhub_chunk(const Scenario& s);  // "tensorhub-chunk": per-chunk acquire
 
 }  // namespace tensorhub::sim

@@ -1,0 +1,224 @@
+// The tensorhub method: plan-based pulls (PullEngine's plan mode, lib/transfer/src/plan_reader.*)
+// against the real tensorhub::coord::Coordinator, in-process, on the virtual clock
+// (coord_run.hpp). Each simulated reader, like PlanReader:
+//   resolve; offer_relay (its buffers and progress bytes); plan every chunk (one range);
+//   read the planned pieces (a step, cut where its source's own pieces end) lowest first, each
+//   as soon as its source holds it or is receiving it (the source's progress bytes, read
+//   one-sidedly in the product, cost no coordinator call: here the source's byte coverage);
+//   ask again for `waiting` ranges after a pause that doubles from 1 ms to 64 ms;
+//   report held ranges at each quarter of the pull; at the end release every source and report
+//   the rest (one complete), finish.
+// Differences from the product, all on the data side: a reader reads one piece at a time, a
+// relay's piece trails its upstream by one chunk (Fluid), where the product keeps `inflight`
+// chunk reads in flight, lowest ready first, across its sources; progress polls take no time.
+// With Scenario::rpc_s a plan's reads start one control round trip after the call.
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+
+#include "coord_run.hpp"
+#include "tensorhub/core/error.hpp"
+
+namespace tensorhub::sim {
+namespace {
+
+constexpr double kPauseS = 0.001;  // EngineOptions::replan_pause default order
+constexpr double kMaxPauseS = 0.064;
+
+class PlanRun : CoordRun {
+ public:
+  explicit PlanRun(const Scenario& s) : CoordRun(s) {}
+
+  MethodResult go() {
+    publish();
+    for (std::uint32_t i = 0; i < readers_.size(); ++i) start(i);
+    fluid_.run();
+    MethodResult r;
+    r.method = "tensorhub";
+    r.protocol = "plan";
+    std::vector<double> done;
+    for (const auto& rd : rs_) {
+      if (!rd.finished) throw ContractViolation("sim tensorhub: a reader did not finish");
+      done.push_back(rd.done_s);
+    }
+    fill(r, done);
+    return r;
+  }
+
+ private:
+  struct Piece {
+    std::uint32_t first = 0, count = 0;
+    coord::WorkerId holder = 0;
+    bool started = false;
+  };
+  struct Reader {
+    std::uint32_t node = 0;
+    coord::WorkerId id = 0;
+    std::uint64_t seq = 0;
+    std::map<std::uint32_t, Piece> pieces;  // by first chunk: planned, not yet read
+    std::vector<coord::ChunkRange> waiting;
+    std::set<coord::WorkerId> sources;
+    std::set<std::uint32_t> bounds;       // where its planned pieces begin and end
+    std::set<std::uint32_t> blocked_on;   // source nodes it waits on (blocked_)
+    std::vector<coord::ChunkRange> held;  // since the last report
+    std::uint32_t done = 0, next_report = 0;
+    bool reading = false, finished = false;
+    double pause = kPauseS;
+    double done_s = 0;
+  };
+
+  std::uint32_t chunks() const { return static_cast<std::uint32_t>(manifest_.chunks.size()); }
+
+  void start(std::uint32_t i) {
+    rs_.emplace_back();
+    Reader& r = rs_.back();
+    r.node = readers_[i];
+    r.id = add_worker(r.node);
+    reader_of_[r.id] = i;
+    r.seq = resolve(i, r.id);
+    coord::RelayOffer offer{r.id, "policy", 1, std::vector<std::string>(manifest_.tensors.size(), "sim"), "sim"};
+    call([&] {
+      coord_.offer_relay(offer);
+      return 0;
+    });
+    r.next_report = quarter();
+    r.waiting.push_back(coord::ChunkRange{0, chunks()});
+    plan(i);
+  }
+
+  std::uint32_t quarter() const { return std::max<std::uint32_t>(1, (chunks() + 3) / 4); }
+
+  void plan(std::uint32_t i) {
+    Reader& r = rs_[i];
+    coord::PlanRequest req{r.id, "policy", 1, std::move(r.waiting), {}};
+    r.waiting.clear();
+    const auto reply = call([&] { return coord_.plan(req); });
+    if (!reply.unavailable.empty()) throw ContractViolation("sim tensorhub: chunks unavailable");
+    std::vector<Piece> got;
+    for (const auto& st : reply.steps) {
+      const auto holder = reply.sources.at(st.source).holder;
+      r.sources.insert(holder);
+      cut(holder, st.range, got);
+    }
+    for (const auto& p : got) {
+      r.bounds.insert(p.first);
+      r.bounds.insert(p.first + p.count);
+    }
+    r.waiting = reply.waiting;
+    auto accept = [this, i, got = std::move(got)] {
+      for (const auto& p : got) rs_[i].pieces[p.first] = p;
+      pump(i);
+    };
+    if (s_.rpc_s > 0) {
+      fluid_.at(fluid_.now() + s_.rpc_s, accept);
+    } else {
+      accept();
+    }
+    if (!r.waiting.empty()) {
+      fluid_.at(fluid_.now() + r.pause, [this, i] { plan(i); });
+      r.pause = std::min(r.pause * 2, kMaxPauseS);
+    } else {
+      r.pause = kPauseS;
+    }
+  }
+
+  // Cuts `range` planned from `holder` where the holder's own planned pieces end (a relay
+  // receives each of its pieces through one pipe); a publisher holds all of it.
+  void cut(coord::WorkerId holder, coord::ChunkRange range, std::vector<Piece>& out) const {
+    const auto it = reader_of_.find(holder);
+    std::uint32_t c = range.first;
+    const std::uint32_t end = range.first + range.count;
+    while (c < end) {
+      std::uint32_t stop = end;
+      if (it != reader_of_.end()) {
+        const auto& bounds = rs_[it->second].bounds;
+        const auto b = bounds.upper_bound(c);
+        if (b != bounds.end()) stop = std::min(stop, *b);
+      }
+      out.push_back(Piece{c, stop - c, holder, false});
+      c = stop;
+    }
+  }
+
+  // Starts the lowest planned piece whose source covers it; else waits for its sources.
+  void pump(std::uint32_t i) {
+    Reader& r = rs_[i];
+    if (r.reading || r.finished) return;
+    for (auto& [first, p] : r.pieces) {
+      const auto src = node_of_.at(p.holder);
+      const auto [b, e] = bytes_of(p.first, p.count);
+      if (!fluid_.covers(src, b, e)) continue;
+      r.reading = true;
+      const Piece piece = p;
+      r.pieces.erase(first);
+      fluid_.read(src, r.node, b, e, [this, i, piece] { landed(i, piece); });
+      wake(r.node);
+      return;
+    }
+    for (const auto& [first, p] : r.pieces) {
+      const auto n = node_of_.at(p.holder);
+      if (r.blocked_on.insert(n).second) blocked_[n].push_back(i);
+    }
+  }
+
+  // Node `n` started receiving a range: the readers waiting for one of its ranges look again.
+  void wake(std::uint32_t n) {
+    auto it = blocked_.find(n);
+    if (it == blocked_.end()) return;
+    std::vector<std::uint32_t> w;
+    w.swap(it->second);
+    blocked_.erase(it);
+    for (auto i : w) rs_[i].blocked_on.erase(n);
+    for (auto i : w) pump(i);
+  }
+
+  void landed(std::uint32_t i, const Piece& p) {
+    Reader& r = rs_[i];
+    r.reading = false;
+    r.done += p.count;
+    r.held.push_back(coord::ChunkRange{p.first, p.count});
+    // PlanReader reports at each quarter of the pull; a piece lands at once here, so the quarters
+    // it crossed are reported when it lands (one call each, as the product makes them).
+    while (r.done >= r.next_report && r.next_report < chunks()) {
+      coord::CompleteRequest c;
+      c.reader = r.id;
+      c.model = "policy";
+      c.version = 1;
+      c.held_ranges = std::move(r.held);
+      r.held.clear();
+      call([&] {
+        coord_.complete(c);
+        return 0;
+      });
+      r.next_report += quarter();
+    }
+    if (r.done == chunks()) {
+      coord::CompleteRequest c;
+      c.reader = r.id;
+      c.model = "policy";
+      c.version = 1;
+      c.held_ranges = std::move(r.held);
+      c.release_sources.assign(r.sources.begin(), r.sources.end());
+      call([&] {
+        coord_.complete(c);
+        return 0;
+      });
+      finish(i, r.id, r.seq);
+      r.finished = true;
+      r.done_s = fluid_.now();
+      return;
+    }
+    pump(i);
+  }
+
+  std::deque<Reader> rs_;
+  std::map<coord::WorkerId, std::uint32_t> reader_of_;
+  std::map<std::uint32_t, std::vector<std::uint32_t>> blocked_;  // source node -> readers
+};
+
+}  // namespace
+
+MethodResult run_tensorhub_plan(const Scenario& s) { return PlanRun(s).go(); }
+
+}  // namespace tensorhub::sim
