@@ -131,6 +131,7 @@ int cmd_sim(const Args& args) {
   auto& s = f.s;
   auto& t = s.topo;
   double rpc_ms = 0;
+  double hop_ms = 0;
   po::options_description desc(
       help_head("sim",
                 "A flow-level simulator (virtual clock, max-min fair link sharing, pipelined relay at chunk\n"
@@ -155,6 +156,9 @@ int cmd_sim(const Args& args) {
       "tensorhub: children per source and stripe (CoordinatorConfig::plan_fanout, 1 = chains, <= --k)")(
       "inflight", po::value(&s.inflight)->default_value(s.inflight), "tensorhub: reads in flight per reader")(
       "rpc-ms", po::value(&rpc_ms)->default_value(0), "tensorhub: control round trip (plan / acquire, complete), ms")(
+      "hop-latency-ms", po::value(&hop_ms)->default_value(0),
+      "tensorhub: what a relay hop adds beyond one chunk time (progress poll + read request queued\n"
+      "behind bulk data; netsim's tc queues hold up to 25 ms each), ms")(
       "dcs", po::value(&t.dcs)->default_value(1), "datacenters (1 or 2)")(
       "gpus-per-host", po::value(&t.gpus_per_host)->default_value(1), "GPUs (and NICs) per host")(
       "hosts-per-rack", po::value(&f.hosts_per_rack)->default_value(0), "hosts per rack (0 = one rack)")(
@@ -174,6 +178,8 @@ int cmd_sim(const Args& args) {
   apply_preset(f, vm);
   if (!(rpc_ms >= 0) || rpc_ms > 1e4) throw UserError("--rpc-ms must be in [0, 10000]");
   s.rpc_s = rpc_ms / 1e3;
+  if (!(hop_ms >= 0) || hop_ms > 1e4) throw UserError("--hop-latency-ms must be in [0, 10000]");
+  s.hop_latency_s = hop_ms / 1e3;
   s.model_bytes = static_cast<double>(parse_bytes(f.size));
   s.chunk_bytes = static_cast<double>(parse_bytes(f.chunk));
   if (s.model_bytes <= 0 || s.chunk_bytes <= 0) throw UserError("--size and --chunk must be positive");
@@ -233,6 +239,7 @@ int cmd_sim(const Args& args) {
                     {"k", s.max_readers_per_source},
                     {"plan_fanout", s.plan_fanout},
                     {"rpc_ms", rpc_ms},
+                    {"hop_latency_ms", hop_ms},
                     {"methods", mj}});
   }
   if (!f.json.empty()) {

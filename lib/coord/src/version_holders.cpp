@@ -31,6 +31,7 @@ void VersionState::add_relay(WorkerId reader, std::vector<std::string> regions, 
   h.regions = std::move(regions);
   h.progress = std::move(progress);
   h.have.assign(manifest_.chunks.size(), 0);
+  if (const auto old = holders_.find(reader); old != holders_.end()) count_holder(old->second, false);
   holders_.insert_or_assign(reader, std::move(h));
 }
 
@@ -51,6 +52,7 @@ void VersionState::mark_held(WorkerId reader, std::uint32_t c) {
   if (!h.have[c]) {
     h.have[c] = 1;
     ++h.chunks_held;
+    gain(h, c);
   }
 }
 
@@ -59,10 +61,12 @@ void VersionState::mark_held_range(WorkerId reader, ChunkRange r) {
   if (it == holders_.end()) throw UserError("complete: relay chunks reported without a relay offer");
   auto& h = it->second;
   if (std::uint64_t{r.first} + r.count > h.have.size()) throw UserError("complete: held range out of range");
-  const auto begin = h.have.begin() + r.first;
-  const auto end = begin + r.count;
-  h.chunks_held += static_cast<std::uint64_t>(std::count(begin, end, std::uint8_t{0}));
-  std::fill(begin, end, std::uint8_t{1});
+  for (std::uint32_t c = r.first; c < r.first + r.count; ++c) {
+    if (h.have[c]) continue;
+    h.have[c] = 1;
+    ++h.chunks_held;
+    gain(h, c);
+  }
 }
 
 void VersionState::note_source_depth(WorkerId reader, std::uint32_t source_depth) {
@@ -74,6 +78,7 @@ void VersionState::withdraw(WorkerId worker, std::uint64_t ticket) {
   auto& h = holder_or_throw(worker, "withdraw");
   h.withdraw_deferred = false;
   if (h.withdrawn) return;
+  count_holder(h, false);
   h.withdrawn = true;
   h.withdrawn_ticket = ticket;
 }
@@ -84,7 +89,10 @@ void VersionState::defer_withdrawal(WorkerId worker) {
 }
 
 void VersionState::erase_holder(WorkerId worker) {
-  holders_.erase(worker);
+  if (const auto it = holders_.find(worker); it != holders_.end()) {
+    count_holder(it->second, false);
+    holders_.erase(it);
+  }
   plans_.forget_holder(worker);
 }
 
@@ -127,6 +135,7 @@ bool VersionState::rejoin_origin(const PublishRequest& r) {
     for (std::uint32_t c = 0; c < e.num_chunks; ++c) h.have[e.first_chunk + c] = 1;
     h.chunks_held += e.num_chunks;
   }
+  count_holder(h, true);
   holders_.emplace(r.worker, std::move(h));
   return true;
 }
@@ -228,6 +237,7 @@ VersionState::Forgotten VersionState::forget_worker(WorkerId id, bool keep_refer
     if (keep_reference) {
       withdraw(id, ticket);  // reads already assigned to it drain
     } else {
+      count_holder(holders_.at(id), false);
       holders_.erase(id);
     }
   }

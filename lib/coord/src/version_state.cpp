@@ -24,7 +24,9 @@ VersionState::VersionState(Manifest manifest, std::string snapshot)
       committed_(true),
       manifest_(std::move(manifest)),
       retained_(1),
-      snapshot_(std::move(snapshot)) {}
+      snapshot_(std::move(snapshot)),
+      live_(manifest_.chunks.size(), 0),
+      missing_(static_cast<std::uint32_t>(manifest_.chunks.size())) {}
 
 bool VersionState::add_shard(const PublishRequest& r) {
   const std::string what = model_ + " v" + std::to_string(version_);
@@ -62,6 +64,8 @@ void VersionState::commit() {
   std::vector<ShardManifest> shards;
   for (const auto& [rank, p] : pending_) shards.push_back(p.shard);
   manifest_ = assemble_manifest(model_, version_, chunk_bytes_, std::move(shards));  // throws on name clash
+  live_.assign(manifest_.chunks.size(), 0);
+  missing_ = static_cast<std::uint32_t>(manifest_.chunks.size());
   for (auto& [rank, p] : pending_) {
     Holder h;
     h.worker = p.worker;
@@ -75,6 +79,7 @@ void VersionState::commit() {
       for (std::uint32_t c = 0; c < e.num_chunks; ++c) h.have[e.first_chunk + c] = 1;
       h.chunks_held += e.num_chunks;
     }
+    count_holder(h, true);
     holders_.emplace(p.worker, std::move(h));
   }
   pending_.clear();
@@ -92,19 +97,33 @@ bool VersionState::drop_pending(WorkerId worker) {
 }
 
 bool VersionState::chunk_available(std::uint32_t c, WorkerId except) const {
-  for (const auto& [id, h] : holders_) {
-    if (id != except && !h.withdrawn && h.have[c]) return true;
+  std::uint32_t n = c < live_.size() ? live_[c] : 0;
+  if (except != 0 && n > 0) {
+    const auto it = holders_.find(except);
+    if (it != holders_.end() && !it->second.withdrawn && it->second.have[c]) --n;
   }
-  return false;
+  return n > 0;
+}
+
+void VersionState::count_holder(const Holder& h, bool add) {
+  if (h.withdrawn || h.have.size() != live_.size()) return;
+  for (std::uint32_t c = 0; c < h.have.size(); ++c) {
+    if (!h.have[c]) continue;
+    if (add) {
+      if (live_[c]++ == 0) --missing_;
+    } else if (--live_[c] == 0) {
+      ++missing_;
+    }
+  }
+}
+
+void VersionState::gain(const Holder& h, std::uint32_t c) {
+  if (!h.withdrawn && live_[c]++ == 0) --missing_;
 }
 
 bool VersionState::readable() const {
   if (!committed_) return false;
-  if (!snapshot_.empty()) return true;
-  for (std::uint32_t c = 0; c < manifest_.chunks.size(); ++c) {
-    if (!chunk_available(c)) return false;
-  }
-  return true;
+  return !snapshot_.empty() || missing_ == 0;
 }
 
 bool VersionState::sole_holder_of_some_chunk(WorkerId worker) const {

@@ -18,7 +18,7 @@ double thread_cpu_s() {
 CoordRun::CoordRun(const Scenario& s)
     : s_(s),
       net_(s.topo),
-      fluid_(net_, s.chunk_bytes),
+      fluid_(net_, s.chunk_bytes + s.hop_latency_s * s.topo.nic_gbps * 1e9 / 8 * s.topo.goodput),
       coord_(config()),
       trainers_(trainer_nodes(s, net_)),
       readers_(reader_nodes(s, net_)) {}

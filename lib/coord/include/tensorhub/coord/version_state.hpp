@@ -82,7 +82,7 @@ class VersionState {
   // ---- holders
   const std::map<WorkerId, Holder>& holders() const { return holders_; }
   const Holder* find_holder(WorkerId worker) const;
-  // A holder other than `except` that is not withdrawn has chunk `c`.
+  // A holder other than `except` that is not withdrawn has chunk `c` (O(1): a count per chunk).
   bool chunk_available(std::uint32_t c, WorkerId except = 0) const;
   // `worker` is the only non-withdrawn holder of some chunk.
   bool sole_holder_of_some_chunk(WorkerId worker) const;
@@ -191,6 +191,13 @@ class VersionState {
   std::string snapshot_;
   WorkerId offload_lease_ = 0;
   PlanBook plans_;
+  // Per chunk: holders that have it and are not withdrawn; chunks at 0 (so `readable` is O(1),
+  // not O(chunks x holders) per resolve). Kept by count_holder / gain at every change of a
+  // holder's `have` or `withdrawn` and at every holder added or erased.
+  std::vector<std::uint32_t> live_;
+  std::uint32_t missing_ = 0;
+  void count_holder(const Holder& h, bool add);
+  void gain(const Holder& h, std::uint32_t c);
 };
 
 }  // namespace tensorhub::coord

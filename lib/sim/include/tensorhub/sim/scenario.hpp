@@ -26,6 +26,10 @@ struct Scenario {
   std::uint32_t inflight = 3;                // tensorhub: reads in flight per reader
   std::uint32_t batch = 64;                  // tensorhub: chunk ids per acquire
   double rpc_s = 0;                          // tensorhub: control round trip (acquire, complete)
+  // tensorhub: time a relay hop adds beyond its one-chunk lag: the follower's progress poll, its
+  // reply and the chunk's read request each wait in a link queue full of bulk data (netsim: tc
+  // tbf queues of up to 25 ms). Modelled as a longer lag: chunk + this x the NIC's rate.
+  double hop_latency_s = 0;
   double pcie_gbps = 200;                    // ckpt: GPU -> host copy rate per GPU
 };
 
