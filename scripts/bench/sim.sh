@@ -11,9 +11,11 @@ Usage: scripts/bench/sim.sh [--bin PATH] [--out DIR] [--readers LIST] [--presets
   --bin      the tensorhub binary (default build/apps/tensorhub/tensorhub)
   --out      result folder (default share/results/sim)
   --readers  comma-separated N for standalone/crossdc (default 8,32,128,512,1024)
-  --methods  methods for standalone/crossdc (default star,ring,store,ckpt; tree and tensorhub are
-             slow at full size: tree has many rate levels, tensorhub's per-chunk protocol is one
-             pipe per chunk read, 255 s at N = 8 x 25,600 chunks)
+  --methods  methods for standalone/crossdc (default tensorhub,star,ring,store,ckpt; tree and
+             tensorhub-chunk are slow at full size: tree has many rate levels, the per-chunk
+             protocol is one pipe per chunk read, 255 s at N = 8 x 25,600 chunks)
+The netsim preset runs twice: as is, and with --hop-latency-ms 75 (netsim-hop75.*: three
+one-way crossings of a tc queue of up to 25 ms per relay hop).
 No root, no network: the simulator runs in one process (minutes at N = 1,024 on 2 cores).
 Example: scripts/bench/sim.sh --presets netsim
 TXT
@@ -22,7 +24,7 @@ TXT
 bin="$ROOT/build/apps/tensorhub/tensorhub"
 out="$ROOT/share/results/sim"
 readers="8,32,128,512,1024"
-methods="star,ring,store,ckpt"
+methods="tensorhub,star,ring,store,ckpt"
 presets="standalone crossdc netsim"
 while (($#)); do
   case $1 in
@@ -42,5 +44,9 @@ for p in $presets; do
   [[ $p == netsim ]] || args+=(--readers "$readers" --methods "$methods")
   echo "== $bin ${args[*]}"
   "$bin" "${args[@]}" | tee "$out/$p.txt"
+  if [[ $p == netsim ]]; then
+    echo "== $bin sim --preset netsim --hop-latency-ms 75 --json $out/netsim-hop75.json"
+    "$bin" sim --preset netsim --hop-latency-ms 75 --json "$out/netsim-hop75.json" | tee "$out/netsim-hop75.txt"
+  fi
 done
 python3 "$ROOT/scripts/bench/sim_plot.py" "$out"/*.json
