@@ -27,7 +27,7 @@ Scenario line(std::uint32_t readers, double chunk) {
 }
 
 TEST(SimPlan, MessagesPerReaderDoNotGrowWithChunks) {
-  const auto few = run_method("tensorhub", line(6, 4e6));     // 16 chunks
+  const auto few = run_method("tensorhub", line(6, 4e6));      // 16 chunks
   const auto many = run_method("tensorhub", line(6, 0.25e6));  // 256 chunks
   EXPECT_EQ(few.protocol, "plan");
   ASSERT_EQ(few.reader_s.size(), 6u);

@@ -158,8 +158,8 @@ int cmd_sim(const Args& args) {
       "rpc-ms", po::value(&rpc_ms)->default_value(0), "tensorhub: control round trip (plan / acquire, complete), ms")(
       "hop-latency-ms", po::value(&hop_ms)->default_value(0),
       "tensorhub: what a relay hop adds beyond one chunk time (progress poll + read request queued\n"
-      "behind bulk data; netsim's tc queues hold up to 25 ms each), ms")(
-      "dcs", po::value(&t.dcs)->default_value(1), "datacenters (1 or 2)")(
+      "behind bulk data; netsim's tc queues hold up to 25 ms each), ms")("dcs", po::value(&t.dcs)->default_value(1),
+                                                                         "datacenters (1 or 2)")(
       "gpus-per-host", po::value(&t.gpus_per_host)->default_value(1), "GPUs (and NICs) per host")(
       "hosts-per-rack", po::value(&f.hosts_per_rack)->default_value(0), "hosts per rack (0 = one rack)")(
       "nic-gbps", po::value(&t.nic_gbps)->default_value(400), "per-GPU NIC, Gbit/s each way")(
@@ -171,8 +171,8 @@ int cmd_sim(const Args& args) {
       "pcie-gbps", po::value(&s.pcie_gbps)->default_value(s.pcie_gbps), "ckpt: GPU -> host copy, Gbit/s")(
       "goodput", po::value(&t.goodput)->default_value(1), "payload share of the wire rate (netsim: 0.955, TCP/IP)")(
       "max-chunk-reads", po::value(&f.max_chunk_reads)->default_value(f.max_chunk_reads),
-      "skip tensorhub-chunk when N x chunks is above this (per-chunk protocol cost)")("json", po::value(&f.json),
-                                                                                "write the results to this JSON file");
+      "skip tensorhub-chunk when N x chunks is above this (per-chunk protocol cost)")(
+      "json", po::value(&f.json), "write the results to this JSON file");
   po::variables_map vm;
   if (!parse_options("sim", desc, args, vm)) return 0;
   apply_preset(f, vm);
@@ -187,7 +187,8 @@ int cmd_sim(const Args& args) {
   for (const auto& m : methods) {
     bool known = false;
     for (const auto& n : sim::method_names()) known |= n == m;
-    if (!known) throw UserError("unknown method '" + m + "' (one of: tensorhub,tensorhub-chunk,star,ring,tree,store,ckpt)");
+    if (!known)
+      throw UserError("unknown method '" + m + "' (one of: tensorhub,tensorhub-chunk,star,ring,tree,store,ckpt)");
   }
   nlohmann::json runs = nlohmann::json::array();
   const double chunks = std::ceil(s.model_bytes / s.chunk_bytes);

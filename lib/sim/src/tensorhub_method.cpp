@@ -1,11 +1,11 @@
 // The tensorhub-chunk method: the real tensorhub::coord::Coordinator, in-process, on the
 // simulator's virtual clock (coord_run.hpp). Each simulated reader does what PullEngine's acquire
-// mode does (the per-chunk protocol, used with a coordinator that does not plan): resolve, offer_relay, acquire batches of its needed chunk ids (in chunk
-// order, at most `inflight` reads in flight), read each assigned chunk from its holder as a
-// pipe, complete it with now_held (relay) when it lands, finish. A reader the coordinator gives
-// nothing (every holder's K slots busy) asks again at the next completion anywhere or after the
-// engine's backoff. With Scenario::rpc_s, an acquire's reads start and a complete takes effect one
-// control round trip later. Every coordinator call is counted and timed (thread CPU time).
+// mode does (the per-chunk protocol, used with a coordinator that does not plan): resolve, offer_relay, acquire batches
+// of its needed chunk ids (in chunk order, at most `inflight` reads in flight), read each assigned chunk from its
+// holder as a pipe, complete it with now_held (relay) when it lands, finish. A reader the coordinator gives nothing
+// (every holder's K slots busy) asks again at the next completion anywhere or after the engine's backoff. With
+// Scenario::rpc_s, an acquire's reads start and a complete takes effect one control round trip later. Every coordinator
+// call is counted and timed (thread CPU time).
 #include <deque>
 
 #include "coord_run.hpp"

@@ -30,7 +30,7 @@ struct Scenario {
   // reply and the chunk's read request each wait in a link queue full of bulk data (netsim: tc
   // tbf queues of up to 25 ms). Modelled as a longer lag: chunk + this x the NIC's rate.
   double hop_latency_s = 0;
-  double pcie_gbps = 200;                    // ckpt: GPU -> host copy rate per GPU
+  double pcie_gbps = 200;  // ckpt: GPU -> host copy rate per GPU
 };
 
 struct MethodResult {
