@@ -121,7 +121,13 @@ int run(int rank, int size, const Roles& who) {
     say(rank, "published v1");
   }
   mpi::sleepy_barrier(MPI_COMM_WORLD);
-  if (rank == who.relay || rank == who.victim) say(rank, "relay: " + pull_and_check(*hub, *buffers, 1, false));
+  // The victim pulls v1 first and alone, the surviving relay after it: the victim is then the
+  // shallowest relay of every stripe (depth 1 below the publisher), so the plans of the readers
+  // put the first of them under it whatever the order of their worker ids (PlanBook prefers
+  // relays, then the shallower).
+  if (rank == who.victim) say(rank, "relay: " + pull_and_check(*hub, *buffers, 1, false));
+  mpi::sleepy_barrier(MPI_COMM_WORLD);
+  if (rank == who.relay) say(rank, "relay: " + pull_and_check(*hub, *buffers, 1, false));
   mpi::sleepy_barrier(MPI_COMM_WORLD);
   if (rank == who.victim) die_while_serving(*hub, rank, who.signal);
   if (who.reader(rank)) say(rank, "reader: " + pull_and_check(*hub, *buffers, 1, true));
