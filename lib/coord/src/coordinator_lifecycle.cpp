@@ -125,6 +125,17 @@ void Coordinator::forget_departed_drained(const std::string& model, std::uint64_
   directory_.drop_if_unused(model, version);
 }
 
+void Coordinator::forget_departed_drained(const std::string& model, std::uint64_t version,
+                                          const std::vector<WorkerId>& candidates) {
+  VersionState* v = directory_.find(model, version);
+  if (v == nullptr) return;
+  for (const auto id : candidates) {
+    const Holder* h = v->find_holder(id);
+    if (h != nullptr && h->withdrawn && !workers_.registered(id) && outstanding(*v, *h) == 0) v->erase_holder(id);
+  }
+  directory_.drop_if_unused(model, version);
+}
+
 std::uint32_t Coordinator::wait_drained(WorkerId w, const std::string& model, std::uint64_t version,
                                         std::chrono::milliseconds timeout) {
   validate_name("model name", model);

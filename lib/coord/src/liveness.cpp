@@ -11,14 +11,27 @@ Liveness::Liveness(std::chrono::milliseconds lease) : lease_(lease) {
   if (lease_.count() < 0) throw UserError("the worker lease must not be negative");
 }
 
-void Liveness::add(WorkerId worker, Clock::time_point now) { entries_[worker] = Entry{now, false, {}}; }
+void Liveness::add(WorkerId worker, Clock::time_point now) {
+  remove(worker);
+  entries_[worker] = Entry{now, false, {}};
+  by_last_seen_.emplace(now, worker);
+}
 
-void Liveness::remove(WorkerId worker) { entries_.erase(worker); }
+void Liveness::remove(WorkerId worker) {
+  const auto it = entries_.find(worker);
+  if (it == entries_.end()) return;
+  by_last_seen_.erase({it->second.last_seen, worker});
+  entries_.erase(it);
+}
 
 void Liveness::touch(WorkerId worker, Clock::time_point now) {
   const auto it = entries_.find(worker);
   if (it == entries_.end()) return;
-  it->second.last_seen = std::max(it->second.last_seen, now);
+  if (now > it->second.last_seen) {
+    by_last_seen_.erase({it->second.last_seen, worker});
+    it->second.last_seen = now;
+    by_last_seen_.emplace(now, worker);
+  }
   it->second.reported = false;
   it->second.report.clear();
 }
@@ -52,15 +65,12 @@ std::string Liveness::suspicion(WorkerId worker, Clock::time_point now) const {
 bool Liveness::suspect(WorkerId worker, Clock::time_point now) const { return !suspicion(worker, now).empty(); }
 
 std::vector<WorkerId> Liveness::expired(Clock::time_point now) const {
-  std::vector<std::pair<Clock::time_point, WorkerId>> out;
-  if (lease_.count() == 0) return {};
-  for (const auto& [id, e] : entries_) {
-    if (now - e.last_seen > lease_) out.emplace_back(e.last_seen, id);
-  }
-  std::sort(out.begin(), out.end());
   std::vector<WorkerId> ids;
-  ids.reserve(out.size());
-  for (const auto& [t, id] : out) ids.push_back(id);
+  if (lease_.count() == 0) return ids;
+  for (const auto& [seen, id] : by_last_seen_) {
+    if (now - seen <= lease_) break;  // the rest were heard from later
+    ids.push_back(id);
+  }
   return ids;
 }
 

@@ -11,13 +11,17 @@
 //            references, the pins of its own reads and its source slots (Coordinator::reap).
 // A lease of 0 turns expiry and suspicion off: workers live until they deregister (for
 // embedders that never send heartbeats). Pure bookkeeping with an injected clock; the
-// Coordinator serialises access.
+// Coordinator serialises access. Every coordinator call asks for the expired workers first, so
+// the entries are also kept ordered by their last contact: expired() costs O(log R + expired),
+// not O(R) (an O(R^2) share of a version's coordinator time at R = 1,024 readers otherwise).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tensorhub/coord/types.hpp"
@@ -55,6 +59,7 @@ class Liveness {
 
   std::chrono::milliseconds lease_;
   std::map<WorkerId, Entry> entries_;
+  std::set<std::pair<Clock::time_point, WorkerId>> by_last_seen_;  // the same entries, oldest first
 };
 
 }  // namespace tensorhub::coord
