@@ -22,11 +22,12 @@ TEST(CoordinatorGroups, AMemberWhoseResolveFailedJoinsItsGroupsPullAndTheVersion
   EXPECT_THROW(resolve(c, m0, "m", {"tp", 2, 0}, 1), NotFoundError);
   publish_one(c, p, "m", 1);
   const auto r1 = resolve(c, m1, "m", {"tp", 2, 1}, 1);
-  EXPECT_EQ(r1.manifest.version, 1u);
+  EXPECT_EQ(r1.manifest->version, 1u);
   EXPECT_EQ(r1.seq, 1u);
   c.finish(finish_of(m1, "m", 1, {"tp", 2, 1}, r1.seq));
   const auto r0 = resolve(c, m0, "m", {"tp", 2, 0}, 2);
-  EXPECT_EQ(r0.manifest.version, r1.manifest.version);
+  EXPECT_EQ(r0.manifest->version, r1.manifest->version);
+  EXPECT_EQ(r0.manifest.get(), r1.manifest.get());  // one immutable manifest, shared: R readers cost no copy
   EXPECT_EQ(r0.seq, r1.seq);
   c.finish(finish_of(m0, "m", 1, {"tp", 2, 0}, r0.seq));
   EXPECT_EQ(c.unpublish(p, "m", 1), 0u);
@@ -86,7 +87,7 @@ TEST(CoordinatorGroups, GroupSizesAreBounded) {
   EXPECT_THROW(c.publish(request(p, "m", 2, {"t", kMaxGroupSize + 1, 0}, {{"w", 10}})), UserError);
   // Within kMaxGroupSize, but more members than workers exist: no one could complete it.
   EXPECT_THROW(resolve(c, r, "m", {"g", kMaxGroupSize, 0}), UserError);
-  EXPECT_EQ(resolve(c, r, "m", {"g", 3, 0}).manifest.version, 1u);
+  EXPECT_EQ(resolve(c, r, "m", {"g", 3, 0}).manifest->version, 1u);
   c.finish(FinishRequest{r, "m", 1, {"g", 3, 0}, 1});
   // A third worker in a group of 2 that both members already joined.
   const auto s = add_worker(c, "s");

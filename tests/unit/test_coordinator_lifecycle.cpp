@@ -49,7 +49,7 @@ TEST(Coordinator, TwoShardGroupCommitsOnlyAfterBothShards) {
   EXPECT_EQ(st->bytes, 5100u);
 
   // The assembled manifest has both shards in shard order.
-  const auto m = resolve(c, reader, "m").manifest;
+  const auto m = *resolve(c, reader, "m").manifest;
   EXPECT_EQ(m.version, 1u);
   EXPECT_EQ(m.num_shards, 2u);
   ASSERT_EQ(m.tensors.size(), 2u);
@@ -77,7 +77,7 @@ TEST(Coordinator, LatestIgnoresUncommittedVersions) {
   ASSERT_FALSE(c.publish(request(q, "m", 2, {"trainer", 2, 0}, {{"w", 100}})).committed);
   EXPECT_EQ(c.latest("m"), 1u);
   const auto reader = add_worker(c, "r");
-  EXPECT_EQ(resolve(c, reader, "m").manifest.version, 1u);
+  EXPECT_EQ(resolve(c, reader, "m").manifest->version, 1u);
 }
 
 TEST(Coordinator, LatestIsTheHighestVersionNotTheLastPublished) {
@@ -284,12 +284,12 @@ TEST(Coordinator, AReadingGroupPinsTheOriginUntilEveryRankFinishes) {
   const auto r0 = add_worker(c, "r0");
   const auto r1 = add_worker(c, "r1");
   publish_one(c, p, "m", 1);
-  ASSERT_EQ(resolve(c, r0, "m", {"readers", 2, 0}, 0).manifest.version, 1u);
+  ASSERT_EQ(resolve(c, r0, "m", {"readers", 2, 0}, 0).manifest->version, 1u);
   // The whole group (2 ranks) was promised v1, so the origin has 2 outstanding references.
   EXPECT_EQ(c.unpublish(p, "m", 1), 2u);
   EXPECT_EQ(c.wait_drained(p, "m", 1, 1ms), 2u);
   // Rank 1 still gets v1 after the withdrawal.
-  EXPECT_EQ(resolve(c, r1, "m", {"readers", 2, 1}, 0).manifest.version, 1u);
+  EXPECT_EQ(resolve(c, r1, "m", {"readers", 2, 1}, 0).manifest->version, 1u);
   c.finish(FinishRequest{r0, "m", 1, {"readers", 2, 0}, 0});
   EXPECT_EQ(c.wait_drained(p, "m", 1, 1ms), 1u);
   c.finish(FinishRequest{r1, "m", 1, {"readers", 2, 1}, 0});

@@ -14,10 +14,10 @@ std::uint32_t pull_by_plan(Coordinator& c, WorkerId r, const std::string& group)
   std::uint32_t calls = 0;
   const auto res = c.resolve(ResolveRequest{r, "m", std::nullopt, {group, 1, 0}, 0});
   ++calls;
-  const auto chunks = static_cast<std::uint32_t>(res.manifest.chunks.size());
-  c.offer_relay(RelayOffer{r, "m", res.manifest.version, {region(r, "w")}, "progress"});
+  const auto chunks = static_cast<std::uint32_t>(res.manifest->chunks.size());
+  c.offer_relay(RelayOffer{r, "m", res.manifest->version, {region(r, "w")}, "progress"});
   ++calls;
-  const auto plan = c.plan(PlanRequest{r, "m", res.manifest.version, {ChunkRange{0, chunks}}, {}});
+  const auto plan = c.plan(PlanRequest{r, "m", res.manifest->version, {ChunkRange{0, chunks}}, {}});
   ++calls;
   EXPECT_TRUE(plan.waiting.empty());
   EXPECT_TRUE(plan.unavailable.empty());
@@ -26,7 +26,7 @@ std::uint32_t pull_by_plan(Coordinator& c, WorkerId r, const std::string& group)
     CompleteRequest q;
     q.reader = r;
     q.model = "m";
-    q.version = res.manifest.version;
+    q.version = res.manifest->version;
     q.held_ranges.push_back(ChunkRange{wave * chunks / 4, chunks / 4});
     if (wave == 3) {
       for (const auto& s : plan.sources) q.release_sources.push_back(s.holder);
@@ -34,7 +34,7 @@ std::uint32_t pull_by_plan(Coordinator& c, WorkerId r, const std::string& group)
     c.complete(q);
     ++calls;
   }
-  c.finish(FinishRequest{r, "m", res.manifest.version, {group, 1, 0}, res.seq});
+  c.finish(FinishRequest{r, "m", res.manifest->version, {group, 1, 0}, res.seq});
   ++calls;
   return calls;
 }

@@ -14,14 +14,14 @@ TEST(Coordinator, AReadingGroupResolvesOnceForAllItsRanks) {
   const auto r0 = add_worker(c, "r0");
   const auto r1 = add_worker(c, "r1");
   publish_one(c, p, "m", 1);
-  EXPECT_EQ(resolve(c, r0, "m", {"tp", 2, 0}, 0).manifest.version, 1u);
+  EXPECT_EQ(resolve(c, r0, "m", {"tp", 2, 0}, 0).manifest->version, 1u);
   publish_one(c, p, "m", 2);
   ASSERT_EQ(c.latest("m"), 2u);
   // Same group, same pull number: the version the group already resolved.
-  EXPECT_EQ(resolve(c, r1, "m", {"tp", 2, 1}, 0).manifest.version, 1u);
+  EXPECT_EQ(resolve(c, r1, "m", {"tp", 2, 1}, 0).manifest->version, 1u);
   // The next pull, or another group, sees the newer version.
-  EXPECT_EQ(resolve(c, r0, "m", {"tp", 2, 0}, 1).manifest.version, 2u);
-  EXPECT_EQ(resolve(c, r0, "m", {"other", 1, 0}, 0).manifest.version, 2u);
+  EXPECT_EQ(resolve(c, r0, "m", {"tp", 2, 0}, 1).manifest->version, 2u);
+  EXPECT_EQ(resolve(c, r0, "m", {"other", 1, 0}, 0).manifest->version, 2u);
 }
 
 TEST(Coordinator, ReadingGroupRankAskingForAnotherVersionIsUserError) {
@@ -31,11 +31,11 @@ TEST(Coordinator, ReadingGroupRankAskingForAnotherVersionIsUserError) {
   const auto r1 = add_worker(c, "r1");
   publish_one(c, p, "m", 1);
   publish_one(c, p, "m", 2);
-  EXPECT_EQ(resolve(c, r0, "m", {"tp", 2, 0}, 0, 1).manifest.version, 1u);
+  EXPECT_EQ(resolve(c, r0, "m", {"tp", 2, 0}, 0, 1).manifest->version, 1u);
   EXPECT_THROW(resolve(c, r1, "m", {"tp", 2, 1}, 0, 2), UserError);
   // r1 gave up pull #1 (its share of the pin went with it); its next resolve is pull #2.
   const auto next = resolve(c, r1, "m", {"tp", 2, 1}, 0, 1);
-  EXPECT_EQ(next.manifest.version, 1u);
+  EXPECT_EQ(next.manifest->version, 1u);
   EXPECT_EQ(next.seq, 2u);
 }
 
@@ -225,7 +225,7 @@ TEST(Coordinator, WithdrawnHolderStillServesPullsResolvedBeforeTheWithdrawal) {
   const auto r = add_worker(c, "r");
   const auto late = add_worker(c, "late");
   publish_one(c, p, "m", 1, 3 * kChunk);
-  ASSERT_EQ(resolve(c, r, "m").manifest.chunks.size(), 3u);
+  ASSERT_EQ(resolve(c, r, "m").manifest->chunks.size(), 3u);
   EXPECT_EQ(c.unpublish(p, "m", 1), 1u);  // the resolved reading group still pins it
   // The pull that was promised the version before unpublish is still served...
   const auto reply = acquire(c, r, "m", 1, {0, 1, 2});
@@ -241,7 +241,7 @@ TEST(Coordinator, AcquireReportsUnavailableWhenTheOnlyHolderLeft) {
   const auto p = add_worker(c, "p");
   const auto r = add_worker(c, "r");
   publish_one(c, p, "m", 1, 3 * kChunk);
-  ASSERT_EQ(resolve(c, r, "m").manifest.chunks.size(), 3u);
+  ASSERT_EQ(resolve(c, r, "m").manifest->chunks.size(), 3u);
   c.deregister_worker(p);  // the holder is gone
   const auto reply = acquire(c, r, "m", 1, {0, 1, 2});
   EXPECT_TRUE(reply.assignments.empty());

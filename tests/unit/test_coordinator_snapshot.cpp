@@ -17,7 +17,7 @@ Manifest manifest_of(Coordinator& c, const std::string& model, std::uint64_t ver
   const auto reader = add_worker(c, "manifest-reader");
   static std::uint64_t seq = 1000;
   const Group g{"manifest-" + std::to_string(++seq), 1, 0};
-  auto m = resolve(c, reader, model, g, seq, version).manifest;
+  auto m = *resolve(c, reader, model, g, seq, version).manifest;
   c.finish(FinishRequest{reader, model, version, g, seq});
   c.deregister_worker(reader);
   return m;
@@ -77,7 +77,7 @@ TEST(CoordinatorSnapshot, AttachedVersionStaysReadableFromTheFileAfterItsHolders
 
   // A reader resolves it, is told about the file, and no holder is assigned.
   const auto rep = resolve(c, r, "m", {"readers", 1, 0}, 2);
-  EXPECT_EQ(rep.manifest.version, 1u);
+  EXPECT_EQ(rep.manifest->version, 1u);
   EXPECT_EQ(rep.snapshot, kPath);
   const auto a = acquire(c, r, "m", 1, {0, 1, 2});
   EXPECT_TRUE(a.assignments.empty());
@@ -185,7 +185,7 @@ TEST(CoordinatorSnapshot, AttachOfAnUnknownVersionCreatesItBackedByTheFile) {
   // A reader reads the file and then relays what it read: the version has a holder again.
   const auto r = add_worker(c, "r");
   const auto rep = resolve(c, r, "m");
-  EXPECT_EQ(rep.manifest, file);
+  EXPECT_EQ(*rep.manifest, file);
   EXPECT_EQ(rep.snapshot, "/snap/m/v4.h5");
   c.offer_relay(RelayOffer{r, "m", 4, {region(r, "w")}});
   EXPECT_EQ(acquire(c, r, "m", 4, {0, 1}).unavailable.size(), 2u);

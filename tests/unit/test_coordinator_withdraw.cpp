@@ -62,7 +62,7 @@ TEST(CoordinatorWithdraw, UnpublishWhileANewerVersionIsPendingIsDeferredUntilItC
   EXPECT_GT(c.unpublish(p0, "m", 1), 0u);
   EXPECT_EQ(c.latest("m"), 1u);  // no gap
   EXPECT_GT(c.wait_drained(p0, "m", 1, 0ms), 0u);
-  EXPECT_EQ(resolve(c, r, "m").manifest.version, 1u);
+  EXPECT_EQ(resolve(c, r, "m").manifest->version, 1u);
   EXPECT_EQ(acquire(c, r, "m", 1, {0}).assignments.size(), 1u);  // p0 still serves v1
   EXPECT_TRUE(c.publish(request(p1, "m", 2, {"trainer", 2, 1}, {{"b", kChunk}})).committed);
   EXPECT_EQ(c.latest("m"), 2u);

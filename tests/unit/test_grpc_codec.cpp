@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -250,13 +251,14 @@ TEST(GrpcCodec, ResolveRoundTrips) {
     EXPECT_EQ(back.seq, request.seq);
   }
 
-  const ResolveReply reply{sample_manifest(), ""};
-  EXPECT_EQ(round_trip(reply).manifest, reply.manifest);
+  const ResolveReply reply{std::make_shared<const Manifest>(sample_manifest()), ""};
+  EXPECT_EQ(*round_trip(reply).manifest, *reply.manifest);
   EXPECT_EQ(round_trip(reply).snapshot, "");
-  const ResolveReply backed{sample_manifest(), "/snapshots/llama/v7.h5", 1234567890123ull};
+  const ResolveReply backed{std::make_shared<const Manifest>(sample_manifest()), "/snapshots/llama/v7.h5",
+                            1234567890123ull};
   EXPECT_EQ(round_trip(backed).snapshot, backed.snapshot);
   EXPECT_EQ(round_trip(backed).seq, backed.seq);
-  EXPECT_EQ(round_trip(backed).manifest, backed.manifest);
+  EXPECT_EQ(*round_trip(backed).manifest, *backed.manifest);
   EXPECT_THROW(from_proto(pb::ResolveReply{}), UserError);  // no manifest
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -90,7 +91,8 @@ class Fake final : public Client {
     s.shard = 0;
     s.tensors = {TensorSpec{"w", DType::kF32, {1024}}};
     s.checksums = {{7}};
-    return {assemble_manifest(r.model, r.version.value_or(99), 4096, {s}), "/snap/" + r.model, 5};
+    return {std::make_shared<const Manifest>(assemble_manifest(r.model, r.version.value_or(99), 4096, {s})),
+            "/snap/" + r.model, 5};
   }
   void offer_relay(const RelayOffer& offer) override { last_offer = offer; }
   AcquireReply acquire(const AcquireRequest& r) override {
@@ -191,12 +193,12 @@ TEST(GrpcE2E, AllCalls) {
   rr.version = 0;
   rr.group = Group{"g", 1, 0};
   auto rep = client.resolve(rr);
-  EXPECT_EQ(rep.manifest.version, 0u);
+  EXPECT_EQ(rep.manifest->version, 0u);
   EXPECT_EQ(rep.snapshot, "/snap/m");
   EXPECT_EQ(rep.seq, 5u);
   EXPECT_EQ(fake.last_resolve.version, std::optional<std::uint64_t>(0));
   rr.version.reset();
-  EXPECT_EQ(client.resolve(rr).manifest.version, 99u);
+  EXPECT_EQ(client.resolve(rr).manifest->version, 99u);
 
   client.offer_relay(RelayOffer{1, "m", 2, {"a", ""}});
   EXPECT_EQ(fake.last_offer.regions.size(), 2u);
@@ -215,7 +217,7 @@ TEST(GrpcE2E, AllCalls) {
   EXPECT_EQ(st.holder_list[0].rank, 2);
   EXPECT_EQ(st.holder_list[0].chunks_total, 4u);
 
-  const auto manifest = rep.manifest;
+  const auto manifest = *rep.manifest;
   client.attach_snapshot("/snap/m/v0.h5", manifest);
   EXPECT_EQ(fake.last_attach_path, "/snap/m/v0.h5");
   EXPECT_EQ(fake.last_attach, manifest);

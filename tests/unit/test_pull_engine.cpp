@@ -97,7 +97,7 @@ struct Reader {
   Reader(Coordinator& c, const std::string& name) : transport(name), id(register_local(c, transport)), name_(name) {}
 
   void resolve(Coordinator& c, const std::string& model) {
-    manifest = c.resolve(coord::ResolveRequest{id, model, std::nullopt, coord::Group{name_, 1, 0}, 0}).manifest;
+    manifest = *c.resolve(coord::ResolveRequest{id, model, std::nullopt, coord::Group{name_, 1, 0}, 0}).manifest;
     buffers.clear();
     for (const auto& t : manifest.tensors) buffers.emplace_back(t.spec.bytes(), 0xEE);
   }

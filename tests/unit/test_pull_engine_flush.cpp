@@ -134,7 +134,7 @@ class PullEngineFlush : public ::testing::Test {
     o.relay = relay;
     o.inflight = 8;
     const std::vector<Destination> dests{Destination{0, out_.data()}};
-    PullEngine(client_, reader_, self_).run(m.manifest, dests, o);
+    PullEngine(client_, reader_, self_).run(*m.manifest, dests, o);
     ASSERT_TRUE(out_ == data_);
   }
 

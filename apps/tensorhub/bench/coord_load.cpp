@@ -82,7 +82,7 @@ class Pull {
     const double t0 = cpu_now(CLOCK_THREAD_CPUTIME_ID);
     const auto res = call([&] { return client_.resolve(ResolveRequest{r_.id, "bench", std::nullopt, group(), 0}); });
     std::vector<std::string> regions;
-    for (std::size_t t = 0; t < res.manifest.tensors.size(); ++t) regions.push_back("region:" + std::to_string(r_.id));
+    for (std::size_t t = 0; t < res.manifest->tensors.size(); ++t) regions.push_back("region:" + std::to_string(r_.id));
     call([&] {
       client_.offer_relay(RelayOffer{r_.id, "bench", 1, regions, "progress:" + std::to_string(r_.id)});
       return 0;

@@ -55,7 +55,7 @@ ResolveReply Coordinator::resolve(const ResolveRequest& r) {
     auto& gv = directory_.get(r.model, read->version);
     gv.start_pull(r.reader, read->ticket);
     groups_.join(key, r.reader, true);
-    return ResolveReply{gv.manifest(), gv.snapshot(), seq};
+    return ResolveReply{gv.shared_manifest(), gv.snapshot(), seq};
   }
   std::uint64_t chosen = 0;
   if (r.version) {
@@ -80,7 +80,7 @@ ResolveReply Coordinator::resolve(const ResolveRequest& r) {
   read.ticket = ticket;
   read.size = r.group.size;
   groups_.open(key, std::move(read), r.reader);
-  return ResolveReply{v.manifest(), v.snapshot(), seq};
+  return ResolveReply{v.shared_manifest(), v.snapshot(), seq};
 }
 
 void Coordinator::finish(const FinishRequest& r) {

@@ -118,21 +118,11 @@ void Coordinator::forget_departed_drained(const std::string& model, std::uint64_
   VersionState* v = directory_.find(model, version);
   if (v == nullptr) return;
   std::vector<WorkerId> gone;
-  for (const auto& [id, h] : v->holders()) {
-    if (h.withdrawn && !workers_.registered(id) && outstanding(*v, h) == 0) gone.push_back(id);
+  for (const auto id : v->withdrawn_holders()) {
+    const Holder* h = v->find_holder(id);
+    if (h != nullptr && !workers_.registered(id) && outstanding(*v, *h) == 0) gone.push_back(id);
   }
   for (const auto id : gone) v->erase_holder(id);
-  directory_.drop_if_unused(model, version);
-}
-
-void Coordinator::forget_departed_drained(const std::string& model, std::uint64_t version,
-                                          const std::vector<WorkerId>& candidates) {
-  VersionState* v = directory_.find(model, version);
-  if (v == nullptr) return;
-  for (const auto id : candidates) {
-    const Holder* h = v->find_holder(id);
-    if (h != nullptr && h->withdrawn && !workers_.registered(id) && outstanding(*v, *h) == 0) v->erase_holder(id);
-  }
   directory_.drop_if_unused(model, version);
 }
 

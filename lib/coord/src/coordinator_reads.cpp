@@ -118,15 +118,7 @@ void Coordinator::complete(const CompleteRequest& r) {
   }
   for (const auto c : r.now_held) v.mark_held(r.reader, c);
   complete_plan(v, r);
-  // A departed holder whose last read this was (may drop `v`): only the holders this call
-  // released pins of can have drained.
-  std::vector<WorkerId> released;
-  released.reserve(r.results.size() + r.release_sources.size());
-  for (const auto& res : r.results) released.push_back(res.holder);
-  released.insert(released.end(), r.release_sources.begin(), r.release_sources.end());
-  std::sort(released.begin(), released.end());
-  released.erase(std::unique(released.begin(), released.end()), released.end());
-  forget_departed_drained(r.model, r.version, released);
+  forget_departed_drained(r.model, r.version);  // a departed holder whose last read this was (may drop `v`)
   changed_.notify_all();
 }
 

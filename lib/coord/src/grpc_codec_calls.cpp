@@ -1,6 +1,7 @@
 // grpc_codec, coordinator calls: worker info, group, and the publish, resolve, relay, acquire,
 // complete and finish requests and replies.
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "grpc_codec.hpp"
@@ -119,7 +120,8 @@ ResolveRequest from_proto(const pb::ResolveRequest& request) {
 
 pb::ResolveReply to_proto(const ResolveReply& reply) {
   pb::ResolveReply out;
-  *out.mutable_manifest() = to_proto(reply.manifest);
+  if (reply.manifest == nullptr) throw ContractViolation("resolve reply without a manifest");
+  *out.mutable_manifest() = to_proto(*reply.manifest);
   out.set_snapshot(reply.snapshot);
   out.set_seq(reply.seq);
   return out;
@@ -127,7 +129,7 @@ pb::ResolveReply to_proto(const ResolveReply& reply) {
 
 ResolveReply from_proto(const pb::ResolveReply& reply) {
   if (!reply.has_manifest()) malformed("resolve reply without a manifest");
-  return ResolveReply{from_proto(reply.manifest()), reply.snapshot(), reply.seq()};
+  return ResolveReply{std::make_shared<const Manifest>(from_proto(reply.manifest())), reply.snapshot(), reply.seq()};
 }
 
 pb::RelayOffer to_proto(const RelayOffer& offer) {

@@ -68,7 +68,7 @@ std::optional<std::uint64_t> MeteredClient::wait_for(const std::string& m, std::
 }
 ResolveReply MeteredClient::resolve(const ResolveRequest& r) {
   auto reply = timed("Resolve", [&] { return inner_.resolve(r); });
-  m_.manifest_seen(reply.manifest);
+  m_.manifest_seen(*reply.manifest);
   return reply;
 }
 void MeteredClient::offer_relay(const RelayOffer& o) {

@@ -22,11 +22,11 @@ VersionState::VersionState(Manifest manifest, std::string snapshot)
       group_size_(manifest.num_shards),
       chunk_bytes_(manifest.chunk_bytes),
       committed_(true),
-      manifest_(std::move(manifest)),
+      manifest_(std::make_shared<const Manifest>(std::move(manifest))),
       retained_(1),
       snapshot_(std::move(snapshot)),
-      live_(manifest_.chunks.size(), 0),
-      missing_(static_cast<std::uint32_t>(manifest_.chunks.size())) {}
+      live_(manifest_->chunks.size(), 0),
+      missing_(static_cast<std::uint32_t>(manifest_->chunks.size())) {}
 
 bool VersionState::add_shard(const PublishRequest& r) {
   const std::string what = model_ + " v" + std::to_string(version_);
@@ -63,19 +63,20 @@ bool VersionState::add_shard(const PublishRequest& r) {
 void VersionState::commit() {
   std::vector<ShardManifest> shards;
   for (const auto& [rank, p] : pending_) shards.push_back(p.shard);
-  manifest_ = assemble_manifest(model_, version_, chunk_bytes_, std::move(shards));  // throws on name clash
-  live_.assign(manifest_.chunks.size(), 0);
-  missing_ = static_cast<std::uint32_t>(manifest_.chunks.size());
+  manifest_ = std::make_shared<const Manifest>(
+      assemble_manifest(model_, version_, chunk_bytes_, std::move(shards)));  // throws on name clash
+  live_.assign(manifest_->chunks.size(), 0);
+  missing_ = static_cast<std::uint32_t>(manifest_->chunks.size());
   for (auto& [rank, p] : pending_) {
     Holder h;
     h.worker = p.worker;
     h.origin = true;
-    h.regions.resize(manifest_.tensors.size());
-    h.have.assign(manifest_.chunks.size(), 0);
+    h.regions.resize(manifest_->tensors.size());
+    h.have.assign(manifest_->chunks.size(), 0);
     for (std::size_t i = 0; i < p.shard.tensors.size(); ++i) {
-      const auto t = *manifest_.find(p.shard.tensors[i].name);
+      const auto t = *manifest_->find(p.shard.tensors[i].name);
       h.regions[t] = p.regions[i];
-      const auto& e = manifest_.tensors[t];
+      const auto& e = manifest_->tensors[t];
       for (std::uint32_t c = 0; c < e.num_chunks; ++c) h.have[e.first_chunk + c] = 1;
       h.chunks_held += e.num_chunks;
     }
@@ -141,7 +142,7 @@ VersionStatus VersionState::status() const {
   s.committed = committed_;
   s.readable = readable();
   s.retained = retained_;
-  s.bytes = committed_ ? manifest_.total_bytes() : 0;
+  s.bytes = committed_ ? manifest_->total_bytes() : 0;
   s.pins = static_cast<std::uint32_t>(std::min<std::uint64_t>(group_pins_, UINT32_MAX));
   s.snapshot = snapshot_;
   for (const auto& [id, h] : holders_) {
@@ -151,7 +152,7 @@ VersionStatus VersionState::status() const {
     hs.withdrawn = h.withdrawn;
     hs.pins = h.pins;
     hs.chunks_held = h.chunks_held;
-    hs.chunks_total = manifest_.chunks.size();
+    hs.chunks_total = manifest_->chunks.size();
     s.holder_list.push_back(std::move(hs));
     if (h.withdrawn) continue;
     ++s.holders;

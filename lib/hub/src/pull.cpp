@@ -134,7 +134,7 @@ std::unique_ptr<PullJob> Puller::prepare(const std::string& model, const Version
   // The coordinator numbers the group's pulls (seq 0 asks it to); finish names the pull it said.
   const auto resolve_start = Clock::now();
   job->reply = ctx_.client.resolve(coord::ResolveRequest{self, model, version.value(), g, 0});
-  const Manifest& m = job->reply.manifest;
+  const Manifest& m = *job->reply.manifest;
   job->finish =
       std::make_unique<FinishGuard>(ctx_.client, coord::FinishRequest{self, model, m.version, g, job->reply.seq});
   const auto dests = match_destinations(m, into, *ctx_.device);
@@ -217,7 +217,7 @@ void Puller::transfer(PullJob& job, transport::Transport& lane, const std::atomi
   if (job.rest.empty()) return;
   job.eo.cancel = cancel;
   transfer::PullEngine engine(ctx_.client, lane, ctx_.id());
-  job.stats = engine.run(job.reply.manifest, job.rest_dests, job.eo);
+  job.stats = engine.run(*job.reply.manifest, job.rest_dests, job.eo);
 }
 
 PullResult Puller::finish(PullJob& job, std::exception_ptr error) {
@@ -267,7 +267,7 @@ PullResult Puller::from_snapshot(PullJob& job, const std::string& why) {
   // Read from the version's snapshot file. The buffers are about to be overwritten: stop
   // serving what the engine may have announced from them first, offer them again once full.
   // (Withdrawing the holder withdraws every relay of this version this rank serves.)
-  const Manifest& m = job.reply.manifest;
+  const Manifest& m = *job.reply.manifest;
   const auto& model = job.model;
   PullResult& result = job.result;
   if (job.relay) {
@@ -313,8 +313,8 @@ Manifest Puller::manifest(const std::string& model, const Version& version) {
   const auto self = ctx_.id();
   const coord::Group g{"manifest-w" + std::to_string(self) + "-" + std::to_string(++manifest_calls_), 1, 0};
   auto reply = ctx_.client.resolve(coord::ResolveRequest{self, model, version.value(), g, 0});
-  ctx_.client.finish(coord::FinishRequest{self, model, reply.manifest.version, g, reply.seq});
-  return std::move(reply.manifest);
+  ctx_.client.finish(coord::FinishRequest{self, model, reply.manifest->version, g, reply.seq});
+  return *reply.manifest;
 }
 
 }  // namespace tensorhub

@@ -77,7 +77,7 @@ std::uint64_t CoordRun::resolve(std::uint32_t i, coord::WorkerId id) {
     return coord_.resolve(coord::ResolveRequest{id, "policy", std::nullopt, {"r" + std::to_string(i), 1, 0}, 0});
   });
   if (manifest_.chunks.empty()) {
-    manifest_ = reply.manifest;
+    manifest_ = *reply.manifest;
     base_.resize(manifest_.tensors.size());
     for (std::size_t k = 0; k < manifest_.tensors.size(); ++k)
       base_[k] = shard_range(s_, manifest_.tensors[k].shard).first;

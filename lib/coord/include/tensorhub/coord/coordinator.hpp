@@ -159,12 +159,8 @@ class Coordinator final : public Client {
   std::uint32_t outstanding(const VersionState& v, const Holder& h) const;
   void forget_if_drained(const std::string& model, std::uint64_t version, WorkerId worker);
   // Forgets withdrawn holders of departed workers that have nothing outstanding, then
-  // drops the version if nothing keeps it.
+  // drops the version if nothing keeps it. O(withdrawn holders): it runs after every read.
   void forget_departed_drained(const std::string& model, std::uint64_t version);
-  // The same for `candidates` only (the holders whose pins a complete() released): O(candidates),
-  // not O(holders), on the path every reader takes.
-  void forget_departed_drained(const std::string& model, std::uint64_t version,
-                               const std::vector<WorkerId>& candidates);
   // Withdrawing `worker`'s reference to `v` now would leave the model without a readable
   // version while a newer one is being published: the withdrawal is deferred (unpublish).
   bool withdrawal_must_wait(const std::string& model, const VersionState& v, WorkerId worker) const;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,7 +63,9 @@ struct ResolveRequest {
 };
 
 struct ResolveReply {
-  Manifest manifest;     // manifest.version is the version resolved
+  // manifest->version is the version resolved. Shared with the coordinator's directory and never
+  // null in a reply: versions are immutable, so R readers resolving one version cost no copy.
+  std::shared_ptr<const Manifest> manifest;
   std::string snapshot;  // the snapshot file backing that version, empty if none
   std::uint64_t seq = 0;
 };

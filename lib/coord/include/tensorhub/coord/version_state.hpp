@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
@@ -76,12 +77,17 @@ class VersionState {
   bool has_pending() const { return !pending_.empty(); }
   bool committed() const { return committed_; }
   bool readable() const;
-  const Manifest& manifest() const { return manifest_; }
+  const Manifest& manifest() const { return *manifest_; }
+  // The same, shared (ResolveReply hands it out without a copy; it never changes once committed).
+  const std::shared_ptr<const Manifest>& shared_manifest() const { return manifest_; }
   std::uint64_t version() const { return version_; }
 
   // ---- holders
   const std::map<WorkerId, Holder>& holders() const { return holders_; }
   const Holder* find_holder(WorkerId worker) const;
+  // The holders that are withdrawn (draining or drained): O(withdrawn), not O(holders), for the
+  // coordinator's drain checks after every read.
+  const std::set<WorkerId>& withdrawn_holders() const { return withdrawn_ids_; }
   // A holder other than `except` that is not withdrawn has chunk `c` (O(1): a count per chunk).
   bool chunk_available(std::uint32_t c, WorkerId except = 0) const;
   // `worker` is the only non-withdrawn holder of some chunk.
@@ -180,8 +186,9 @@ class VersionState {
   std::uint64_t chunk_bytes_;
   bool committed_ = false;
   std::map<std::uint32_t, PendingShard> pending_;
-  Manifest manifest_;
+  std::shared_ptr<const Manifest> manifest_ = std::make_shared<const Manifest>();
   std::map<WorkerId, Holder> holders_;
+  std::set<WorkerId> withdrawn_ids_;  // holders_ entries with `withdrawn` set
   std::set<std::pair<WorkerId, WorkerId>> failed_pairs_;
   std::map<std::string, WorkerId> wan_seeds_;
   std::map<WorkerId, std::vector<std::uint32_t>> still_wanted_;
