@@ -53,6 +53,8 @@ add_library(tensorhub_coord_grpc
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_client.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_calls.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_core.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_manifest.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/src/grpc_manifest_cache.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_plans.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_status.cpp
   ${CMAKE_CURRENT_LIST_DIR}/src/grpc_codec_workers.cpp

@@ -133,29 +133,7 @@ TEST(GrpcCodec, ChecksumAlgorithmRoundTripsAndUnsetMeansXxh64) {
   EXPECT_THROW(from_proto(over_wire(unknown_shard)), UserError);
 }
 
-TEST(GrpcCodec, ManifestWithBadIndicesIsUserError) {
-  const auto good = to_proto(sample_manifest());
-
-  auto chunk_tensor = good;
-  chunk_tensor.mutable_chunks(0)->set_tensor(4);
-  EXPECT_THROW(from_proto(chunk_tensor), UserError);
-
-  auto chunk_range = good;
-  chunk_range.mutable_tensors(3)->set_num_chunks(2);
-  EXPECT_THROW(from_proto(chunk_range), UserError);
-
-  auto overflow = good;
-  overflow.mutable_tensors(0)->set_first_chunk(0xffffffffu);
-  EXPECT_THROW(from_proto(overflow), UserError);
-
-  auto shard = good;
-  shard.mutable_tensors(0)->set_shard(2);
-  EXPECT_THROW(from_proto(shard), UserError);
-
-  auto chunk_bytes = good;
-  chunk_bytes.set_chunk_bytes(0);
-  EXPECT_THROW(from_proto(chunk_bytes), UserError);
-}
+// The manifest's two chunk-table forms and their checks: test_grpc_codec_manifest.cpp.
 
 TEST(GrpcCodec, WorkerInfoRoundTrips) {
   const WorkerInfo info{kBlob, "mpi_rma", "node-17", "rack-3", "dc-west", 12};

@@ -27,6 +27,7 @@ void maybe_throw(const std::string& model) {
   if (model == "timeout") throw TimeoutError("too slow");
   if (model == "std") throw std::runtime_error("std thing");
   if (model == "offload") throw OffloadRequired("last holder of a retained version");
+  if (model == "slow") std::this_thread::sleep_for(std::chrono::milliseconds(100));  // holds a server thread
 }
 
 class Fake final : public Client {
@@ -299,6 +300,24 @@ TEST(GrpcE2E, WaitsAndConcurrency) {
   // deadline is timeout + rpc_deadline, so a long wait is not cut short by the RPC deadline.
   GrpcClient quick(server.address_for("127.0.0.1"), 100ms);
   EXPECT_EQ(quick.wait_for("m", 5, 600ms), std::nullopt);
+}
+
+// More concurrent calls than the server has threads: gRPC turns the excess away ("Server
+// Threadpool Exhausted"); that is neither a malformed request nor the caller's error, and the
+// client tries again until its deadline, so every call succeeds.
+TEST(GrpcE2E, BusyServerIsRetriedNotReportedAsMalformed) {
+  Fake fake;
+  GrpcServerOptions small;
+  small.min_pollers = 1;
+  small.max_pollers = 1;
+  small.max_threads = 3;
+  GrpcServer server(fake, "127.0.0.1:0", small);
+  GrpcClient client(server.address_for("127.0.0.1"), 20s);
+  std::vector<std::future<std::optional<std::uint64_t>>> calls;
+  for (int i = 0; i < 16; ++i) {
+    calls.push_back(std::async(std::launch::async, [&] { return client.latest("slow"); }));
+  }
+  for (auto& c : calls) EXPECT_NO_THROW(c.get());
 }
 
 TEST(GrpcE2E, ClientDeadlineGivesTimeoutError) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "grpc_codec.hpp"
+#include "grpc_retry.hpp"
 #include "tensorhub.grpc.pb.h"
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/core/log.hpp"
@@ -176,6 +177,14 @@ struct GrpcClient::Impl {
       Rep reply;
       const grpc::Status status = ((*t.stub).*method)(&ctx, request, &reply);
       if (status.ok()) return reply;
+      if (detail::server_busy(status)) {
+        // The coordinator had no thread for the call (all max_threads busy, e.g. 1,024 readers
+        // calling at once): shed load, so try again after a short randomised pause.
+        const auto pause = detail::busy_pause(tried);
+        if (std::chrono::steady_clock::now() + pause >= end) throw_status(rpc, status, t.address);
+        std::this_thread::sleep_for(pause);
+        continue;
+      }
       if (status.error_code() != grpc::StatusCode::UNAVAILABLE) throw_status(rpc, status, t.address);
       if (targets.size() == 1) {
         // One coordinator: a connection that failed to come up (e.g. a handshake that timed out

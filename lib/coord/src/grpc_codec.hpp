@@ -41,8 +41,13 @@ ShardManifest from_proto(const pb::ShardManifest& shard);
 pb::TensorEntry to_proto(const TensorEntry& entry);
 TensorEntry from_proto(const pb::TensorEntry& entry);
 
+// The chunk table goes out compact (checksums only) when it is the canonical one
+// (grpc_codec_manifest.cpp); from_proto accepts both forms.
 pb::Manifest to_proto(const Manifest& manifest);
 Manifest from_proto(const pb::Manifest& manifest);
+// ChecksumAlgorithm <-> its wire number; malformed() for an unknown one.
+pb::ChecksumAlgorithm algorithm_to_proto(ChecksumAlgorithm a);
+ChecksumAlgorithm algorithm_from_proto(int value, const std::string& where);
 
 pb::WorkerInfo to_proto(const WorkerInfo& info);
 WorkerInfo from_proto(const pb::WorkerInfo& info);

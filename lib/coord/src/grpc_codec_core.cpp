@@ -1,4 +1,5 @@
-// grpc_codec, core types: dtype, tensor spec, chunk, tensor entry, shard manifest and manifest.
+// grpc_codec, core types: dtype, tensor spec, chunk, tensor entry and shard manifest (the
+// manifest: grpc_codec_manifest.cpp).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -103,8 +104,6 @@ ChunkSpec from_proto(const pb::ChunkSpec& chunk) {
   return ChunkSpec{chunk.tensor(), chunk.offset(), chunk.length(), chunk.checksum()};
 }
 
-namespace {
-
 // ChecksumAlgorithm <-> pb::ChecksumAlgorithm: the same numbers (0 = a peer before the field).
 pb::ChecksumAlgorithm algorithm_to_proto(ChecksumAlgorithm a) { return static_cast<pb::ChecksumAlgorithm>(a); }
 
@@ -114,8 +113,6 @@ ChecksumAlgorithm algorithm_from_proto(int value, const std::string& where) {
   }
   return static_cast<ChecksumAlgorithm>(value);
 }
-
-}  // namespace
 
 pb::ShardManifest to_proto(const ShardManifest& shard) {
   pb::ShardManifest out;
@@ -153,52 +150,6 @@ TensorEntry from_proto(const pb::TensorEntry& entry) {
   out.shard = entry.shard();
   out.first_chunk = entry.first_chunk();
   out.num_chunks = entry.num_chunks();
-  return out;
-}
-
-pb::Manifest to_proto(const Manifest& manifest) {
-  pb::Manifest out;
-  out.set_model(manifest.model);
-  out.set_version(manifest.version);
-  out.set_chunk_bytes(manifest.chunk_bytes);
-  out.set_num_shards(manifest.num_shards);
-  out.mutable_tensors()->Reserve(static_cast<int>(manifest.tensors.size()));
-  for (const auto& t : manifest.tensors) *out.add_tensors() = to_proto(t);
-  out.mutable_chunks()->Reserve(static_cast<int>(manifest.chunks.size()));
-  for (const auto& c : manifest.chunks) *out.add_chunks() = to_proto(c);
-  out.set_checksum_algorithm(algorithm_to_proto(manifest.checksum_algorithm));
-  return out;
-}
-
-Manifest from_proto(const pb::Manifest& manifest) {
-  Manifest out;
-  out.model = manifest.model();
-  out.version = manifest.version();
-  out.chunk_bytes = manifest.chunk_bytes();
-  out.num_shards = manifest.num_shards();
-  const std::string where = "manifest of '" + out.model + "' version " + std::to_string(out.version);
-  if (out.chunk_bytes == 0) malformed(where + ": chunk size is zero");
-  out.checksum_algorithm = algorithm_from_proto(manifest.checksum_algorithm(), where);
-  out.tensors.reserve(static_cast<std::size_t>(manifest.tensors_size()));
-  for (const auto& t : manifest.tensors()) out.tensors.push_back(from_proto(t));
-  out.chunks.reserve(static_cast<std::size_t>(manifest.chunks_size()));
-  for (const auto& c : manifest.chunks()) out.chunks.push_back(from_proto(c));
-  // Readers index chunks by tensor and tensors by chunk; check every index once here.
-  for (const auto& e : out.tensors) {
-    if (e.shard >= out.num_shards) {
-      malformed(where + ": tensor '" + e.spec.name + "' names shard " + std::to_string(e.shard) + " of " +
-                std::to_string(out.num_shards));
-    }
-    if (std::uint64_t{e.first_chunk} + e.num_chunks > out.chunks.size()) {
-      malformed(where + ": tensor '" + e.spec.name + "' chunk range exceeds the chunk list");
-    }
-  }
-  for (std::size_t i = 0; i < out.chunks.size(); ++i) {
-    if (out.chunks[i].tensor >= out.tensors.size()) {
-      malformed(where + ": chunk " + std::to_string(i) + " names tensor " + std::to_string(out.chunks[i].tensor) +
-                " of " + std::to_string(out.tensors.size()));
-    }
-  }
   return out;
 }
 

@@ -20,7 +20,11 @@ class MalformedRequest final : public ex::Interceptor {
       if (methods->GetRecvMessage() == nullptr) unparsed_ = true;
     }
     if (unparsed_ && methods->QueryInterceptionHookPoint(ex::InterceptionHookPoints::PRE_SEND_STATUS)) {
-      methods->ModifySendStatus(answer());
+      // No message also when the server had no thread for the call ("Server Threadpool
+      // Exhausted", RESOURCE_EXHAUSTED): that answer stays, clients retry it (grpc_client.cpp).
+      if (methods->GetSendStatus().error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) {
+        methods->ModifySendStatus(answer());
+      }
     }
     methods->Proceed();
   }

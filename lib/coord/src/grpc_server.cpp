@@ -12,6 +12,7 @@
 #include "grpc_codec.hpp"
 #include "grpc_long_polls.hpp"
 #include "grpc_malformed.hpp"
+#include "grpc_manifest_cache.hpp"
 #include "tensorhub.grpc.pb.h"
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/core/log.hpp"
@@ -140,7 +141,10 @@ class Service final : public ServiceBase {
   grpc::Status Resolve(grpc::ServerContext* ctx, const pb::ResolveRequest* req, pb::ResolveReply* rep) override {
     return guarded("Resolve", *ctx, [&](Role role) {
       gate_.check_worker(*ctx, role, req->reader());
-      *rep = codec::to_proto(backend_.resolve(codec::from_proto(*req)));
+      const auto reply = backend_.resolve(codec::from_proto(*req));
+      *rep->mutable_manifest() = *manifests_.encoded(reply.manifest);  // encoded once per version
+      rep->set_snapshot(reply.snapshot);
+      rep->set_seq(reply.seq);
     });
   }
 
@@ -279,6 +283,7 @@ class Service final : public ServiceBase {
   std::function<std::string()> refuse_;
   Gatekeeper gate_;
   Logger log_;
+  ManifestCache manifests_;
   LongPolls polls_{kMaxWaiters};
 };
 
