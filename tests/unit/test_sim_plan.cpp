@@ -64,7 +64,32 @@ TEST(SimPlan, OneWanCopyPerDatacenter) {
   ASSERT_EQ(r.reader_s.size(), 8u);
   EXPECT_NEAR(r.wan_bytes, 64e6, 1);
   EXPECT_NEAR(r.trainer_bytes, 64e6, 1);
-  EXPECT_EQ(r.control_msgs, 8u * 8);
+  // 8 per reader, and one more plan call by the first reader of each of the 4 hosts: it waited
+  // for its neighbour GPU, the rail of the other half of the stripes (plan_rails = 2 here).
+  EXPECT_EQ(r.control_msgs, 8u * 8 + 4);
+}
+
+// Rails (CoordinatorConfig::plan_rails): hosts of 4 GPUs with a NIC each; the lower bound is a
+// host's 4 NICs (S / 4 NICs per reader host). Without rails the first GPU of a host gets every
+// stripe through its own NIC (about 4 x the bound); with them each stripe enters the host
+// through the GPU of its rail and the others get it over NVLink.
+TEST(SimPlan, RailsSpreadAHostsStripesOverItsNics) {
+  Scenario s;
+  s.topo.gpus_per_host = 4;
+  s.topo.hosts_per_rack = 8;
+  s.topo.nic_gbps = 8;
+  s.trainers = 16;  // one stripe each: a host's 4 rails read from 4 trainers at a time
+  s.readers = 16;
+  s.model_bytes = 64e6;
+  s.chunk_bytes = 0.25e6;
+  s.inflight = 8;
+  const auto rails = run_method("tensorhub", s);
+  s.plan_rails = 1;
+  const auto none = run_method("tensorhub", s);
+  ASSERT_EQ(rails.reader_s.size(), 16u);
+  EXPECT_NEAR(rails.trainer_bytes, 64e6, 1);
+  EXPECT_LT(rails.last_s, 1.15 * rails.lower_bound_s);
+  EXPECT_GT(none.last_s, 3 * none.lower_bound_s);
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ int cmd_serve(const Args& args) {
   std::string metrics;
   coord::CoordinatorConfig cfg;
   std::int64_t lease_ms = cfg.lease.count();
+  std::int64_t rail_wait_ms = cfg.plan_rail_wait.count();
   coord::StandbyOptions standby;
   std::int64_t takeover_ms = standby.takeover_after.count();
   std::string token_file = coord::default_token_file();
@@ -47,6 +48,13 @@ int cmd_serve(const Args& args) {
       "plan-fanout", po::value(&cfg.plan_fanout)->default_value(cfg.plan_fanout),
       "plan-based pulls: children per source and stripe (1 = one relay chain per stripe, every holder sends one "
       "copy; K > 1 = K-ary striped trees); at most --max-readers")(
+      "plan-rails", po::value(&cfg.plan_rails)->default_value(cfg.plan_rails),
+      "plan-based pulls on hosts with one NIC per GPU (rail-optimised fabrics): GPUs per host. Stripe s enters a "
+      "host through the GPU with TENSORHUB_GPU = s mod N and reaches the host's other GPUs over NVLink, so each "
+      "NIC carries 1/N of the version. 1 = no rails")(
+      "plan-rail-wait", po::value(&rail_wait_ms)->default_value(rail_wait_ms),
+      "with --plan-rails: how long (ms) a reader waits for its host's GPU of a stripe's rail before it fetches "
+      "that stripe over its own NIC")(
       "lease", po::value(&lease_ms)->default_value(lease_ms),
       "worker lease in ms: a worker silent this long is declared dead and its references, pins and slots "
       "are removed; suspect (no new reads) after half of it. Workers heartbeat every lease/5. 0 = never")(
@@ -69,6 +77,9 @@ int cmd_serve(const Args& args) {
   check_host_port("--listen", listen, /*any_port=*/true);
   if (cfg.max_readers_per_source == 0) throw UserError("--max-readers must be at least 1");
   if (cfg.plan_fanout == 0) throw UserError("--plan-fanout must be at least 1");
+  if (cfg.plan_rails == 0) throw UserError("--plan-rails must be at least 1 (1 = no rails)");
+  if (rail_wait_ms < 0) throw UserError("--plan-rail-wait must not be negative");
+  cfg.plan_rail_wait = std::chrono::milliseconds(rail_wait_ms);
   if (lease_ms < 0) throw UserError("--lease must not be negative");
   if (takeover_ms <= 0) throw UserError("--takeover-after must be positive");
   cfg.lease = std::chrono::milliseconds(lease_ms);

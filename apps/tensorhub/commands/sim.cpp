@@ -154,7 +154,10 @@ int cmd_sim(const Args& args) {
       "k", po::value(&s.max_readers_per_source)->default_value(2), "coordinator K: readers per source")(
       "plan-fanout", po::value(&s.plan_fanout)->default_value(s.plan_fanout),
       "tensorhub: children per source and stripe (CoordinatorConfig::plan_fanout, 1 = chains, <= --k)")(
-      "inflight", po::value(&s.inflight)->default_value(s.inflight), "tensorhub: reads in flight per reader")(
+      "plan-rails", po::value(&s.plan_rails)->default_value(s.plan_rails),
+      "tensorhub: CoordinatorConfig::plan_rails (stripe s enters a host through GPU s mod N; 0 = GPUs per host, "
+      "1 = no rails)")("inflight", po::value(&s.inflight)->default_value(s.inflight),
+                       "tensorhub: reads in flight per reader")(
       "rpc-ms", po::value(&rpc_ms)->default_value(0), "tensorhub: control round trip (plan / acquire, complete), ms")(
       "hop-latency-ms", po::value(&hop_ms)->default_value(0),
       "tensorhub: what a relay hop adds beyond one chunk time (progress poll + read request queued\n"
@@ -239,6 +242,7 @@ int cmd_sim(const Args& args) {
                       {"goodput", t.goodput}}},
                     {"k", s.max_readers_per_source},
                     {"plan_fanout", s.plan_fanout},
+                    {"plan_rails", s.plan_rails},
                     {"rpc_ms", rpc_ms},
                     {"hop_latency_ms", hop_ms},
                     {"methods", mj}});

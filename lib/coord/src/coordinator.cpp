@@ -19,6 +19,8 @@ Coordinator::Coordinator(CoordinatorConfig config)
       slots_(config_.slot_grace) {
   if (config_.max_readers_per_source == 0) throw UserError("max_readers_per_source must be at least 1");
   if (config_.plan_fanout == 0) throw UserError("plan_fanout must be at least 1");
+  if (config_.plan_rails == 0) throw UserError("plan_rails must be at least 1 (1: no rails)");
+  if (config_.plan_rail_wait.count() < 0) throw UserError("plan_rail_wait must not be negative");
   if (config_.slot_grace.count() < 0) throw UserError("slot_grace must not be negative");
 }
 
@@ -30,7 +32,7 @@ const WorkerInfo& Coordinator::alive(WorkerId id) { return workers_.touch(id, no
 
 PlanView Coordinator::plan_view(const VersionState& v) const {
   const auto t = now();
-  return PlanView{v, workers_.directory(), slots_, [this, t](WorkerId w) { return workers_.suspect(w, t); }};
+  return PlanView{v, workers_.directory(), slots_, [this, t](WorkerId w) { return workers_.suspect(w, t); }, t};
 }
 
 WorkerId Coordinator::register_worker(const WorkerInfo& info) {

@@ -35,7 +35,7 @@ PlanReply Coordinator::plan(const PlanRequest& r) {
   validate_name("model name", r.model);
   std::lock_guard lock(mu_);
   reap();
-  alive(r.reader);
+  const auto& me = alive(r.reader);
   auto& v = directory_.get(r.model, r.version);
   if (!v.committed()) throw NotFoundError(vname(r.model, r.version) + " is not committed yet (shards missing)");
   const auto& man = v.manifest();
@@ -45,7 +45,8 @@ PlanReply Coordinator::plan(const PlanRequest& r) {
                     std::to_string(kMaxPlanExclude) + ")");
   }
   auto decided = v.plans().plan(plan_view(v), r.reader, r.chunks, r.exclude,
-                                std::min(config_.plan_fanout, config_.max_readers_per_source));
+                                std::min(config_.plan_fanout, config_.max_readers_per_source),
+                                PlanBook::Rails{config_.plan_rails, config_.plan_rail_wait});
   for (const auto holder : decided.new_pins) v.pin_read(holder, r.reader);
   if (decided.seed_dc) v.set_seed(*decided.seed_dc, r.reader);
 
@@ -67,6 +68,8 @@ PlanReply Coordinator::plan(const PlanRequest& r) {
       src.regions.resize(man.tensors.size());
       src.origin = h->origin;
       src.depth = h->depth;
+      const auto& at = workers_.get(step.holder);
+      src.same_host = at.host == me.host && at.rack == me.rack && at.dc == me.dc;
       const bool complete = h->origin || h->chunks_held == man.chunks.size();
       if (!complete) src.progress = h->progress;
       reply.sources.push_back(std::move(src));

@@ -53,6 +53,7 @@ pb::PlanReply to_proto(const PlanReply& reply) {
     p->set_progress(s.progress);
     p->set_origin(s.origin);
     p->set_depth(s.depth);
+    p->set_same_host(s.same_host);
   }
   for (const auto& s : reply.steps) {
     auto* p = out.add_steps();
@@ -79,6 +80,7 @@ PlanReply from_proto(const pb::PlanReply& reply) {
     s.progress = p.progress();
     s.origin = p.origin();
     s.depth = p.depth();
+    s.same_host = p.same_host();
     out.sources.push_back(std::move(s));
   }
   out.steps.reserve(static_cast<std::size_t>(reply.steps_size()));

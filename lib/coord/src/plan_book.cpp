@@ -61,10 +61,13 @@ PlanBook::Member& PlanBook::add_member(const PlanView& view, WorkerId id, bool o
   m.loc[1] = intern(1, info.dc + '\x1f' + info.rack);
   m.loc[0] = intern(0, info.dc + '\x1f' + info.rack + '\x1f' + info.host);
   m.origin = origin;
+  m.rail = rail_of(info);
   m.join = origin ? 0 : joins_++;
   const auto n = stripes_.size();
   m.in.assign(n, 0);
   m.children.assign(n, 0);
+  m.host_children.assign(n, 0);
+  m.listed.assign(n, 0);
   m.wan_children.assign(n, 0);
   m.depth.assign(n, 0);
   m.entry.assign(n, Entry{});
@@ -80,24 +83,46 @@ void PlanBook::join_stripe(Member& m, WorkerId id, std::size_t s, std::uint32_t 
   update_free(m, id, s, k);
 }
 
+std::int32_t PlanBook::rail_of(const WorkerInfo& info) const {
+  if (rails_.n <= 1 || info.gpu < 0) return -1;
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(info.gpu) % rails_.n);
+}
+
 void PlanBook::update_free(Member& m, WorkerId id, std::size_t s, std::uint32_t k) {
-  const bool want = m.in[s] && m.children[s] < k;
+  // Free sets: level 0 (host) lists members with a free child slot on their host, levels 1 and
+  // 2 (rack, dc) members with a free slot off it; without rails both are the one `children`.
+  const bool split = rails_.n > 1;
+  const std::uint8_t want = static_cast<std::uint8_t>(
+      (m.in[s] && (split ? m.host_children[s] : m.children[s]) < k ? 1 : 0) | (m.in[s] && m.children[s] < k ? 2 : 0));
   Entry e;
-  // Eligible relays first, then origins (K > 1: an origin's spare slot, not a relay that is inner
-  // in another stripe class, takes the load a not-yet-joined eligible relay would carry), then
-  // the other relays.
+  // The stripe's rail first (rails), then eligible relays, then origins (K > 1: an origin's
+  // spare slot, not a relay that is inner in another stripe class, takes the load a
+  // not-yet-joined eligible relay would carry), then the other relays.
+  e.off_rail = split && !m.origin && m.rail >= 0 && static_cast<std::uint32_t>(m.rail) != s % rails_.n ? 1 : 0;
   e.rank = m.origin ? 1 : (m.join % k == s % k ? 0 : 2);
   e.depth = m.depth[s];
   e.id = id;
-  const bool listed = m.entry[s].id != 0;
-  if (listed && (!want || !(m.entry[s] == e))) {
-    for (int l = 0; l < kLevels; ++l) free_[l][m.loc[l]][s].erase(m.entry[s]);
-    m.entry[s] = Entry{};
+  auto& listed = m.listed[s];
+  const auto set_level = [&](int l, bool on) {
+    if (on) {
+      free_[l][m.loc[l]][s].insert(e);
+    } else {
+      free_[l][m.loc[l]][s].erase(m.entry[s]);
+    }
+  };
+  if (listed != 0 && !(m.entry[s] == e)) {  // the key changed: out of every set first
+    for (int l = 0; l < kLevels; ++l) {
+      if (listed & (l == 0 ? 1 : 2)) set_level(l, false);
+    }
+    listed = 0;
   }
-  if (want && m.entry[s].id == 0) {
-    for (int l = 0; l < kLevels; ++l) free_[l][m.loc[l]][s].insert(e);
-    m.entry[s] = e;
+  m.entry[s] = e;
+  for (int l = 0; l < kLevels; ++l) {
+    const std::uint8_t bit = l == 0 ? 1 : 2;
+    if ((want & bit) != (listed & bit)) set_level(l, (want & bit) != 0);
   }
+  listed = want;
+  if (listed == 0) m.entry[s] = Entry{};
 }
 
 void PlanBook::drop_member(WorkerId id) {
@@ -106,8 +131,8 @@ void PlanBook::drop_member(WorkerId id) {
   auto& m = it->second;
   for (std::size_t s = 0; s < stripes_.size(); ++s) {
     if (!m.in[s]) continue;
-    if (m.entry[s].id != 0) {
-      for (int l = 0; l < kLevels; ++l) free_[l][m.loc[l]][s].erase(m.entry[s]);
+    for (int l = 0; l < kLevels; ++l) {
+      if (m.listed[s] & (l == 0 ? 1 : 2)) free_[l][m.loc[l]][s].erase(m.entry[s]);
     }
     std::erase(stripe_members_[s], id);
     --dc_members_[m.loc[2]][s];
@@ -124,6 +149,9 @@ void PlanBook::unlink(WorkerId reader, ReaderPlan& rp, std::size_t s) {
     auto& m = it->second;
     if (rp.wan[s]) {
       if (m.wan_children[s] > 0) --m.wan_children[s];
+    } else if (rp.host[s]) {
+      if (m.host_children[s] > 0) --m.host_children[s];
+      update_free(m, p, s, k_);
     } else if (m.children[s] > 0) {
       --m.children[s];
       update_free(m, p, s, k_);
@@ -131,6 +159,7 @@ void PlanBook::unlink(WorkerId reader, ReaderPlan& rp, std::size_t s) {
   }
   rp.parent[s] = 0;
   rp.wan[s] = 0;
+  rp.host[s] = 0;
 }
 
 bool PlanBook::planned_pair(WorkerId reader, WorkerId holder) const {

@@ -18,7 +18,10 @@ class PlanBook::Call {
     if (rp.parent.empty()) {
       rp.parent.assign(b_.stripes_.size(), 0);
       rp.wan.assign(b_.stripes_.size(), 0);
+      rp.host.assign(b_.stripes_.size(), 0);
+      rp.first = view.now;
     }
+    rail_ = b_.rail_of(me_);
     rp_ = &rp;
     const Holder* h = v_.find_holder(reader);
     relay_ = h != nullptr && !h->origin && !h->withdrawn && !h->withdraw_deferred ? h : nullptr;
@@ -139,7 +142,8 @@ class PlanBook::Call {
     for (const auto id : b_.stripe_members_[s]) {
       const auto& m = b_.members_.at(id);
       if (m.loc[2] == loc_[2] || m.wan_children[s] > 0 || use(id) != Use::kOk || below_me(id, s)) continue;
-      const Entry key{static_cast<std::uint8_t>(m.origin ? 2 : (m.join % b_.k_ == s % b_.k_ ? 0 : 1)), m.depth[s], id};
+      const Entry key{0, static_cast<std::uint8_t>(m.origin ? 2 : (m.join % b_.k_ == s % b_.k_ ? 0 : 1)), m.depth[s],
+                      id};
       if (!best || key < best_key) {
         best = id;
         best_key = key;
@@ -181,9 +185,13 @@ class PlanBook::Call {
     auto& pm = b_.members_.at(holder);
     rp_->parent[s] = holder;
     rp_->wan[s] = wan ? 1 : 0;
+    rp_->host[s] = !wan && b_.rails_.n > 1 && pm.loc[0] == loc_[0] ? 1 : 0;
     if (wan) {
       ++pm.wan_children[s];
       seed_ = true;
+    } else if (rp_->host[s]) {
+      ++pm.host_children[s];
+      b_.update_free(pm, holder, s, b_.k_);
     } else {
       ++pm.children[s];
       b_.update_free(pm, holder, s, b_.k_);
@@ -192,12 +200,32 @@ class PlanBook::Call {
     if (covers(s)) b_.join_stripe(b_.add_member(view_, reader_, false, b_.k_), reader_, s, depth, b_.k_);
   }
 
+  // Rails: the reader is not stripe `s`'s rail, no member on its host has a free slot in it,
+  // and its host's GPUs may still join (within Rails::wait of its first plan call).
+  bool wait_for_rail(std::size_t s) {
+    if (b_.rails_.n <= 1 || rail_ < 0 || static_cast<std::uint32_t>(rail_) == s % b_.rails_.n) return false;
+    if (view_.now - rp_->first >= b_.rails_.wait) return false;
+    return !pick_host(s);
+  }
+
+  // A usable member on the reader's host with a free host slot in stripe `s` (pick_local at
+  // level 0 only).
+  bool pick_host(std::size_t s) {
+    const auto* set = b_.free_set(0, loc_[0], s);
+    if (set == nullptr) return false;
+    for (const auto& e : *set) {
+      if (e.id != reader_ && use(e.id) == Use::kOk && !below_me(e.id, s)) return true;
+    }
+    return false;
+  }
+
   const Decision& decide(std::size_t s) {
     auto& d = decided_[s];
     if (d.kind != Kind::kUnknown) return d;
     const WorkerId cur = rp_->parent[s];
     if (cur != 0 && b_.members_.count(cur) && use(cur) == Use::kOk) return d = Decision{Kind::kOk, cur};
     if (cur != 0) b_.unlink(reader_, *rp_, s);
+    if (wait_for_rail(s)) return d = Decision{Kind::kWait, 0};
     auto pick = pick_local(s);
     if (!pick && !any_hope(s, true) && scan_holders(s) > 0) pick = pick_local(s);
     if (pick) {
@@ -223,12 +251,15 @@ class PlanBook::Call {
   const Holder* relay_ = nullptr;
   std::vector<Decision> decided_;
   bool seed_ = false;
+  std::int32_t rail_ = -1;
 };
 
 PlanBook::Result PlanBook::plan(const PlanView& view, WorkerId reader, std::span<const ChunkRange> wanted,
-                                std::span<const WorkerId> exclude, std::uint32_t k) {
+                                std::span<const WorkerId> exclude, std::uint32_t k, Rails rails) {
   if (stripes_.empty()) {
     k_ = std::max<std::uint32_t>(k, 1);
+    rails_ = rails;
+    rails_.n = std::max<std::uint32_t>(rails_.n, 1);
     init(view);
   }
   if (stripes_.empty()) return Result{};

@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "tensorhub/core/error.hpp"
@@ -27,6 +28,7 @@ coord::CoordinatorConfig CoordRun::config() {
   coord::CoordinatorConfig c;
   c.max_readers_per_source = s_.max_readers_per_source;
   c.plan_fanout = s_.plan_fanout;
+  c.plan_rails = s_.plan_rails == 0 ? std::max<std::uint32_t>(s_.topo.gpus_per_host, 1) : s_.plan_rails;
   c.lease = std::chrono::milliseconds(0);
   c.incarnation = 1;
   c.clock = [this] {

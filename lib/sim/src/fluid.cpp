@@ -38,6 +38,20 @@ bool Fluid::covers(std::uint32_t node, double begin, double end) const {
   return true;
 }
 
+bool Fluid::holds(std::uint32_t node, double begin, double end) const {
+  const auto& cov = cover_.at(node);
+  double x = begin;
+  while (x < end - eps_for(end)) {
+    auto it = cov.upper_bound(x + eps_for(x));
+    if (it == cov.begin()) return false;
+    --it;
+    if (it->second.end <= x + eps_for(x)) return false;
+    if (it->second.pipe >= 0 && !pipes_[static_cast<std::size_t>(it->second.pipe)].done) return false;
+    x = it->second.end;
+  }
+  return true;
+}
+
 void Fluid::read(std::uint32_t src, std::uint32_t dst, double begin, double end, Callback done) {
   if (!(end > begin)) throw ContractViolation("sim: empty read");
   const int rid = static_cast<int>(reads_.size());

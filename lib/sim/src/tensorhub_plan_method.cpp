@@ -8,9 +8,14 @@
 //   ask again for `waiting` ranges after a pause that doubles from 1 ms to 64 ms;
 //   report held ranges at each quarter of the pull; at the end release every source and report
 //   the rest (one complete), finish.
-// Differences from the product, all on the data side: a reader reads one piece at a time, a
-// relay's piece trails its upstream by one chunk (Fluid), where the product keeps `inflight`
-// chunk reads in flight, lowest ready first, across its sources; progress polls take no time.
+// Differences from the product, all on the data side. The product keeps `inflight` chunk reads
+// in flight, split between sources on the reader's host (NVLink) and off it (its NIC), each
+// share on the lowest ready chunks of its class; here a piece is one stream from its source (a
+// relay's piece trailing its upstream by one chunk, Fluid), and per class a reader starts its
+// planned pieces lowest first while they are ready (the source covers them), until it reads
+// Scenario::inflight pieces or one of the class whose source had all of it at the start: such a
+// piece takes the class's share (its chunks are all ready, and the lowest), a piece that trails
+// a relay only some. Progress polls take no time.
 // With Scenario::rpc_s a plan's reads start one control round trip after the call.
 #include <algorithm>
 #include <deque>
@@ -63,7 +68,9 @@ class PlanRun : CoordRun {
     std::set<std::uint32_t> blocked_on;   // source nodes it waits on (blocked_)
     std::vector<coord::ChunkRange> held;  // since the last report
     std::uint32_t done = 0, next_report = 0;
-    bool reading = false, finished = false;
+    std::size_t reading = 0;       // pieces being read
+    std::size_t full[2] = {0, 0};  // of those, per class (0 off host, 1 on it): source had all of it
+    bool finished = false;
     double pause = kPauseS;
     double done_s = 0;
   };
@@ -141,23 +148,37 @@ class PlanRun : CoordRun {
     }
   }
 
-  // Starts the lowest planned piece whose source covers it; else waits for its sources.
+  // Starts the lowest ready planned pieces of each class (rules at the top); waits for the
+  // sources of the pieces it passed over because they were not ready.
   void pump(std::uint32_t i) {
     Reader& r = rs_[i];
-    if (r.reading || r.finished) return;
-    for (auto& [first, p] : r.pieces) {
+    if (r.finished) return;
+    const std::size_t limit = std::max<std::uint32_t>(s_.inflight, 1);
+    bool started = false;
+    std::vector<std::uint32_t> not_ready;
+    for (auto it = r.pieces.begin(); it != r.pieces.end() && r.reading < limit;) {
+      const Piece p = it->second;
       const auto src = node_of_.at(p.holder);
+      const int cls = net_.node(src).host == net_.node(r.node).host ? 1 : 0;
       const auto [b, e] = bytes_of(p.first, p.count);
-      if (!fluid_.covers(src, b, e)) continue;
-      r.reading = true;
-      const Piece piece = p;
-      r.pieces.erase(first);
-      fluid_.read(src, r.node, b, e, [this, i, piece] { landed(i, piece); });
-      wake(r.node);
-      return;
+      if (r.full[cls] > 0) {
+        ++it;
+        continue;
+      }
+      if (!fluid_.covers(src, b, e)) {
+        not_ready.push_back(src);
+        ++it;
+        continue;
+      }
+      const bool full = fluid_.holds(src, b, e);
+      ++r.reading;
+      if (full) ++r.full[cls];
+      it = r.pieces.erase(it);
+      fluid_.read(src, r.node, b, e, [this, i, p, full, cls] { landed(i, p, full ? cls : -1); });
+      started = true;
     }
-    for (const auto& [first, p] : r.pieces) {
-      const auto n = node_of_.at(p.holder);
+    if (started) wake(r.node);
+    for (const auto n : not_ready) {
       if (r.blocked_on.insert(n).second) blocked_[n].push_back(i);
     }
   }
@@ -173,9 +194,11 @@ class PlanRun : CoordRun {
     for (auto i : w) pump(i);
   }
 
-  void landed(std::uint32_t i, const Piece& p) {
+  // `full_class`: the class of a piece whose source had all of it (pump), else -1.
+  void landed(std::uint32_t i, const Piece& p, int full_class) {
     Reader& r = rs_[i];
-    r.reading = false;
+    --r.reading;
+    if (full_class >= 0) --r.full[full_class];
     r.done += p.count;
     r.held.push_back(coord::ChunkRange{p.first, p.count});
     // PlanReader reports at each quarter of the pull; a piece lands at once here, so the quarters

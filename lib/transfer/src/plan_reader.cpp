@@ -91,7 +91,7 @@ void PlanReader::loop() {
       throw TimeoutError(what() + " did not finish within " + std::to_string(o_.deadline.count()) + " ms (" +
                          std::to_string(remaining_) + " chunks left)");
     }
-    trace_.sources(reading_ == 0 && ready_.empty() && remaining_ > 0);
+    trace_.sources(reading_ == 0 && nothing_ready() && remaining_ > 0);
     if (!progressed) std::this_thread::sleep_for(std::chrono::microseconds(reads_.empty() ? 200 : 20));
   }
   release_all();
@@ -134,23 +134,34 @@ bool PlanReader::plan_more() {
 
 bool PlanReader::post_reads() {
   bool posted = false;
-  while (reading_ < o_.inflight && !ready_.empty()) {
-    const auto c = *ready_.begin();
-    ready_.erase(ready_.begin());
+  while (reading_ < o_.inflight && !nothing_ready()) {
+    // The lowest ready chunk of the class with fewer reads in flight (the lower chunk on a tie;
+    // the other class when one has nothing ready).
+    int cls = ready_[0].empty() ? 1 : 0;
+    if (!ready_[0].empty() && !ready_[1].empty()) {
+      const auto a = reading_class_[0];
+      const auto b = reading_class_[1];
+      cls = a != b ? (b < a ? 1 : 0) : (*ready_[1].begin() < *ready_[0].begin() ? 1 : 0);
+    }
+    auto& ready = ready_[cls];
+    const auto c = *ready.begin();
+    ready.erase(ready.begin());
     const auto holder = source_of_[c];
     const auto& s = sources_.at(holder);
     const auto& spec = m_.chunks[c];
     state_[c] = State::kReading;
     ++reading_;
+    ++reading_class_[cls];
     const auto trace = trace_.posted();
     try {
       post(landing_.read_op(c, s.info.endpoint, s.info.regions[spec.tensor], spec.offset),
-           Read{c, holder, false, trace});
+           Read{c, holder, false, trace, cls});
       posted = true;
     } catch (const TransportError& e) {
       landing_.release(c);
       --reading_;
-      landed_chunk(Read{c, holder, false, trace}, false, e.what());
+      --reading_class_[cls];
+      landed_chunk(Read{c, holder, false, trace, cls}, false, e.what());
     }
   }
   return posted;
@@ -178,6 +189,7 @@ bool PlanReader::reap() {
       continue;
     }
     --reading_;
+    --reading_class_[r.cls];
     chunks = true;
     landed_chunk(r, c.ok, c.error);
   }

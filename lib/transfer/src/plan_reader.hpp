@@ -59,6 +59,7 @@ class PlanReader {
     coord::WorkerId holder = 0;
     bool progress = false;  // a read of the holder's progress bytes
     EngineTrace::Read trace{};
+    int cls = 0;  // data reads: class_of its source
   };
 
   // plan_reader.cpp
@@ -99,7 +100,14 @@ class PlanReader {
   std::vector<State> state_;          // by chunk id
   std::vector<coord::WorkerId> source_of_;
   std::map<coord::WorkerId, Source> sources_;
-  std::set<std::uint32_t> ready_;  // planned chunks their source holds: to read
+  // Planned chunks their source holds: to read. Two classes: [0] sources off this host (the
+  // reader's NIC), [1] on it (NVLink, shared memory). post_reads keeps both busy: on a host of
+  // GPUs with a NIC each, a reader gets a stripe over its NIC while it gets the others from its
+  // neighbours (rails, plan_book.hpp), so one class must not take every read in flight.
+  std::set<std::uint32_t> ready_[2];
+  std::size_t reading_class_[2] = {0, 0};  // data reads in flight per class
+  static int class_of(const Source& s) { return s.info.same_host ? 1 : 0; }
+  bool nothing_ready() const { return ready_[0].empty() && ready_[1].empty(); }
   std::vector<coord::WorkerId> exclude_;
   std::size_t unplanned_ = 0;
   std::size_t remaining_ = 0;

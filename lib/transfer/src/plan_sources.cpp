@@ -46,7 +46,7 @@ void PlanReader::accept(const coord::PlanReply& reply) {
     s.info = ps;
     if (was_relay && ps.progress.empty()) {
       // It holds everything planned from it now: what it was awaited for can be read.
-      for (const auto c : s.awaiting) ready_.insert(c);
+      for (const auto c : s.awaiting) ready_[class_of(s)].insert(c);
       s.awaiting.clear();
     }
   }
@@ -95,7 +95,7 @@ void PlanReader::plan_chunk(std::uint32_t c, coord::WorkerId holder, Source& s) 
   --unplanned_;
   ++s.pending;
   if (s.info.progress.empty()) {
-    ready_.insert(c);
+    ready_[class_of(s)].insert(c);
     return;
   }
   if (s.awaiting.empty()) {
@@ -145,7 +145,7 @@ void PlanReader::landed_progress(coord::WorkerId holder, bool ok, const std::str
     const auto end = s.window_first + s.window_count;
     for (auto it = s.awaiting.lower_bound(s.window_first); it != s.awaiting.end() && *it < end;) {
       if (s.window[*it - s.window_first] != 0) {
-        ready_.insert(*it);
+        ready_[class_of(s)].insert(*it);
         it = s.awaiting.erase(it);
         advanced = true;
       } else {
@@ -189,10 +189,11 @@ void PlanReader::give_up(coord::WorkerId holder, std::uint32_t chunk, const std:
   }
   for (const auto c : s.awaiting) unplan(c);
   s.awaiting.clear();
-  for (auto it = ready_.begin(); it != ready_.end();) {
+  auto& ready = ready_[class_of(s)];
+  for (auto it = ready.begin(); it != ready.end();) {
     if (source_of_[*it] == holder) {
       const auto c = *it;
-      it = ready_.erase(it);
+      it = ready.erase(it);
       unplan(c);
     } else {
       ++it;

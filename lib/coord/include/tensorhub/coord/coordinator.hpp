@@ -92,6 +92,12 @@ struct CoordinatorConfig {
   // reader waits about S/B + N chunk times. K > 1 = K-ary striped trees (depth log_K N, an origin
   // sends up to 1 + (K-1)/K copies). Capped at max_readers_per_source.
   std::uint32_t plan_fanout = 1;
+  // Plan-based pulls on hosts of several GPUs with a NIC each (rail-optimised fabrics): GPUs
+  // (NICs) per host. Stripe s enters a host through the GPU whose WorkerInfo::gpu is s mod
+  // plan_rails, the host's other GPUs get it from there over NVLink; a reader waits up to
+  // plan_rail_wait for its host's rail GPU of a stripe (plan_book.hpp). 1: no rails.
+  std::uint32_t plan_rails = 1;
+  std::chrono::milliseconds plan_rail_wait{100};
   // How long a reader keeps its slot at a holder after its reads there drain (source_slots.hpp);
   // 0 releases it at once.
   std::chrono::milliseconds slot_grace{200};

@@ -25,6 +25,15 @@
 //      later readers are planned under it (1.).
 //   4. holders that hold the whole stripe but are not members yet (origins, relays that pulled
 //      chunk by chunk) join on the first miss (one scan of the holders).
+// Rails (Rails::n > 1, CoordinatorConfig::plan_rails: hosts of n GPUs, each GPU with its own
+// NIC, e.g. 8 x 400 Gbit/s): stripe s enters a host through the GPU of rail s mod n (rail =
+// WorkerInfo::gpu mod n), so every NIC of a host carries about 1/n of the version in and out,
+// and the host's other GPUs get the stripe over NVLink. Then a member has K child slots on its
+// own host and K off it (counted apart); a reader first takes a member on its host (1. above);
+// a reader that is not the stripe's rail and finds none there waits for one, for at most
+// Rails::wait after its first plan call of the version (the host's GPUs start their pulls
+// together), then plans it as above; among members off its host, those of the stripe's rail
+// (and origins) come first. A reader or member whose gpu is unknown (-1) has no rail.
 // Members that failed the reader (failed pair), are excluded by its request, are suspect or
 // withdrawn (for pulls that resolved after the withdrawal) are skipped; a member whose worker
 // is gone is dropped. A reader re-planning a stripe keeps a parent that is still usable (no
@@ -36,6 +45,7 @@
 // release_source / release_reader (CompleteRequest::release_sources, finish, the reader gone).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -57,6 +67,12 @@ struct PlanView;
 inline constexpr std::uint32_t kMaxPlanRanges = limits::kMaxChunksPerVersion;
 inline constexpr std::uint32_t kMaxPlanExclude = 4096;
 
+// Rails of a plan (PlanBook, rails above).
+struct PlanRails {
+  std::uint32_t n = 1;  // GPUs (NICs) per host; 1: no rails
+  std::chrono::milliseconds wait{100};
+};
+
 class PlanBook {
  public:
   static constexpr std::uint32_t kMinStripes = 16;
@@ -73,9 +89,12 @@ class PlanBook {
     std::optional<std::string> seed_dc;  // the reader now seeds this DC (read across the WAN)
   };
 
-  // Plans `wanted` (in range, validated by the caller) for `reader` (registered). `k` >= 1.
+  using Rails = PlanRails;
+
+  // Plans `wanted` (in range, validated by the caller) for `reader` (registered). `k` >= 1. `k`
+  // and `rails` are taken from the version's first call.
   Result plan(const PlanView& view, WorkerId reader, std::span<const ChunkRange> wanted,
-              std::span<const WorkerId> exclude, std::uint32_t k);
+              std::span<const WorkerId> exclude, std::uint32_t k, Rails rails = {});
 
   // `reader` holds a plan pin on `holder`.
   bool planned_pair(WorkerId reader, WorkerId holder) const;
@@ -97,7 +116,8 @@ class PlanBook {
  private:
   static constexpr int kLevels = 3;  // host, rack, dc
   struct Entry {
-    std::uint8_t rank = 0;  // 0 eligible relay, 1 origin, 2 other relay
+    std::uint8_t off_rail = 0;  // 1: the member's rail is not the stripe's (rails only)
+    std::uint8_t rank = 0;      // 0 eligible relay, 1 origin, 2 other relay
     std::uint32_t depth = 0;
     WorkerId id = 0;
     auto operator<=>(const Entry&) const = default;
@@ -105,17 +125,22 @@ class PlanBook {
   struct Member {
     std::uint32_t loc[kLevels] = {0, 0, 0};
     bool origin = false;
+    std::int32_t rail = -1;  // WorkerInfo::gpu mod Rails::n; -1: none
     std::uint32_t join = 0;
-    std::vector<std::uint8_t> in;         // per stripe: a member of it
-    std::vector<std::uint16_t> children;  // per stripe: planned children (local)
+    std::vector<std::uint8_t> in;              // per stripe: a member of it
+    std::vector<std::uint16_t> children;       // per stripe: planned children (local; rails: off its host)
+    std::vector<std::uint16_t> host_children;  // rails: per stripe, planned children on its host
+    std::vector<std::uint8_t> listed;          // per stripe: bit 0 in the host free set, bit 1 in rack and dc
     std::vector<std::uint8_t> wan_children;
     std::vector<std::uint32_t> depth;
     std::vector<Entry> entry;  // per stripe: its key in the free sets (while in them)
   };
   struct ReaderPlan {
-    std::vector<WorkerId> parent;   // per stripe, 0: none
-    std::vector<std::uint8_t> wan;  // per stripe: the parent is across the WAN
+    std::vector<WorkerId> parent;    // per stripe, 0: none
+    std::vector<std::uint8_t> wan;   // per stripe: the parent is across the WAN
+    std::vector<std::uint8_t> host;  // rails: per stripe, the parent is on the reader's host
     std::set<WorkerId> pinned;
+    std::chrono::steady_clock::time_point first{};  // its first plan call (Rails::wait)
   };
   class Call;  // one plan call (plan_book_pick.cpp)
 
@@ -130,6 +155,8 @@ class PlanBook {
 
   std::vector<ChunkRange> stripes_;
   std::uint32_t k_ = 1;
+  Rails rails_;
+  std::int32_t rail_of(const WorkerInfo& info) const;
   std::map<std::string, std::uint32_t> loc_ids_[kLevels];
   std::vector<std::vector<std::set<Entry>>> free_[kLevels];  // [level][loc][stripe]
   std::vector<std::vector<std::uint32_t>> dc_members_;       // [dc loc][stripe]: members

@@ -36,6 +36,7 @@
 // holder that has nothing it still wants, and after a failed read there.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -81,7 +82,8 @@ struct PlanView {
   const VersionState& version;
   const WorkerDirectory& workers;  // registered workers (a holder not in it has gone)
   const SourceSlots& slots;
-  std::function<bool(WorkerId)> suspect;  // no new reads go to a suspect worker (liveness.hpp)
+  std::function<bool(WorkerId)> suspect;        // no new reads go to a suspect worker (liveness.hpp)
+  std::chrono::steady_clock::time_point now{};  // the coordinator's clock
 };
 
 struct AcquirePlanRequest {

@@ -114,6 +114,10 @@ struct PlanSource {
   std::string progress{};
   bool origin = false;
   std::uint32_t depth = 0;  // relay depth: 0 = publisher, 1 = reads from a publisher, ...
+  // The holder runs on the reader's host (same dc, rack and host labels): its reads go over the
+  // host's interconnect (NVLink, shared memory), not the reader's NIC. The reader keeps reads in
+  // flight on both kinds of sources at once (PlanReader).
+  bool same_host = false;
 };
 
 struct PlanStep {

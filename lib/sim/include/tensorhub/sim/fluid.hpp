@@ -35,6 +35,8 @@ class Fluid {
   void read(std::uint32_t src, std::uint32_t dst, double begin, double end, Callback done);
   // `node` holds or is receiving every byte of [begin, end) (what read() requires of a source).
   bool covers(std::uint32_t node, double begin, double end) const;
+  // `node` has every byte of [begin, end) already (held, or its pipes into it are done).
+  bool holds(std::uint32_t node, double begin, double end) const;
   // Runs `f` at virtual time `t` (>= now).
   void at(double t, Callback f);
   // Runs until no pipe and no timer is left. Throws ContractViolation on a stall (active pipes,

@@ -23,7 +23,8 @@ struct Scenario {
   double chunk_bytes = 512.0 * 1024;
   std::uint32_t max_readers_per_source = 2;  // coordinator K
   std::uint32_t plan_fanout = 1;             // tensorhub: CoordinatorConfig::plan_fanout
-  std::uint32_t inflight = 3;                // tensorhub: reads in flight per reader
+  std::uint32_t plan_rails = 0;              // tensorhub: CoordinatorConfig::plan_rails (0: GPUs per host)
+  std::uint32_t inflight = 8;                // tensorhub: reads in flight per reader (EngineOptions::inflight)
   std::uint32_t batch = 64;                  // tensorhub: chunk ids per acquire
   double rpc_s = 0;                          // tensorhub: control round trip (acquire, complete)
   // tensorhub: time a relay hop adds beyond its one-chunk lag: the follower's progress poll, its
