@@ -17,6 +17,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 def plot(path):
     d = json.load(open(path))
+    if d.get("benchmark") != "sim":
+        print("skipped", path, "(not a tensorhub sim result)")
+        return
     runs = d["runs"]
     ns = [r["readers"] for r in runs]
     names = []
@@ -34,7 +37,7 @@ def plot(path):
                 continue
             pts.append((n, m["last_ratio"]))
             bts.append((n, m["wan_bytes_ratio"] if wan else m["trainer_bytes_ratio"]))
-        label = name + (" (per-chunk protocol)" if name == "tensorhub" else "")
+        label = name + {"tensorhub": " (plan-based)", "tensorhub-chunk": " (per-chunk protocol)"}.get(name, "")
         axes[0].plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
         axes[1].plot([p[0] for p in bts], [p[1] for p in bts], marker="o", label=label)
     S = runs[0]["model_bytes"]

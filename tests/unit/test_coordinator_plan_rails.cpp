@@ -67,7 +67,7 @@ bool even_stripe(std::uint32_t chunk) { return (chunk / 2) % 2 == 0; }
 TEST(CoordinatorPlanRails, EachStripeEntersAHostThroughItsRail) {
   Rails w;
   const auto a = w.reader("a", "h1", 0);
-  const auto b = w.reader("b", "h1", 1);
+  const auto b = w.reader("b", "h1", 1);  // registered before a plans: a waits for it
 
   // a (rail 0) first: the even stripes from the publisher; the odd ones wait for h1's rail-1 GPU.
   const auto pa = planned(w.plan(a));
@@ -101,7 +101,8 @@ TEST(CoordinatorPlanRails, OffTheHostTheStripesRailComesFirstAndTheWaitIsBounded
   (void)w.plan(a);
   (void)w.plan(b);
   // d (host h2, rail 0): the even stripes from a, h1's rail-0 GPU, not from b or the publisher;
-  // the odd ones wait for h2's rail-1 GPU...
+  // the odd ones wait for h2's rail-1 GPU, e, registered but not pulling yet...
+  (void)w.add("e", "h2", 1);
   const auto d = w.reader("d", "h2", 0);
   const auto first = w.plan(d);
   const auto pd = planned(first);
@@ -117,6 +118,14 @@ TEST(CoordinatorPlanRails, OffTheHostTheStripesRailComesFirstAndTheWaitIsBounded
       EXPECT_EQ(pl.from[c], b) << "chunk " << c;
     }
   }
+}
+
+TEST(CoordinatorPlanRails, NoWaitForARailNoWorkerOfItsHostHas) {
+  Rails w;
+  const auto a = w.reader("a", "h1", 0);  // h1 has no rail-1 GPU registered
+  const auto pa = w.plan(a);
+  EXPECT_TRUE(pa.waiting.empty());
+  for (const auto from : planned(pa).from) EXPECT_EQ(from, w.p);
 }
 
 TEST(CoordinatorPlanRails, AReaderWithoutAGpuLabelHasNoRailAndNeverWaits) {

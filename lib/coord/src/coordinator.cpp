@@ -32,7 +32,13 @@ const WorkerInfo& Coordinator::alive(WorkerId id) { return workers_.touch(id, no
 
 PlanView Coordinator::plan_view(const VersionState& v) const {
   const auto t = now();
-  return PlanView{v, workers_.directory(), slots_, [this, t](WorkerId w) { return workers_.suspect(w, t); }, t};
+  return PlanView{
+      v,
+      workers_.directory(),
+      slots_,
+      [this, t](WorkerId w) { return workers_.suspect(w, t); },
+      t,
+      [this](const WorkerInfo& w, std::uint32_t rail, std::uint32_t n) { return workers_.host_has_rail(w, rail, n); }};
 }
 
 WorkerId Coordinator::register_worker(const WorkerInfo& info) {

@@ -200,11 +200,14 @@ class PlanBook::Call {
     if (covers(s)) b_.join_stripe(b_.add_member(view_, reader_, false, b_.k_), reader_, s, depth, b_.k_);
   }
 
-  // Rails: the reader is not stripe `s`'s rail, no member on its host has a free slot in it,
-  // and its host's GPUs may still join (within Rails::wait of its first plan call).
+  // Rails: the reader is not stripe `s`'s rail, no member on its host has a free slot in it, a
+  // worker of that rail is registered on its host, and it may still join (within Rails::wait
+  // of the reader's first plan call).
   bool wait_for_rail(std::size_t s) {
     if (b_.rails_.n <= 1 || rail_ < 0 || static_cast<std::uint32_t>(rail_) == s % b_.rails_.n) return false;
     if (view_.now - rp_->first >= b_.rails_.wait) return false;
+    const auto rail = static_cast<std::uint32_t>(s % b_.rails_.n);
+    if (view_.host_has_rail && !view_.host_has_rail(me_, rail, b_.rails_.n)) return false;  // none to wait for
     return !pick_host(s);
   }
 

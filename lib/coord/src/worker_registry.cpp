@@ -45,6 +45,12 @@ std::uint64_t ms_since(std::chrono::steady_clock::time_point then, std::chrono::
 WorkerRegistry::WorkerRegistry(std::chrono::milliseconds lease, std::uint32_t incarnation)
     : next_((WorkerId{pick_incarnation(incarnation)} << 32) | 1), liveness_(lease) {}
 
+namespace {
+
+std::string host_key(const WorkerInfo& w) { return w.dc + '\x1f' + w.rack + '\x1f' + w.host; }
+
+}  // namespace
+
 WorkerId WorkerRegistry::add(const WorkerInfo& info, Clock::time_point now) {
   if (info.endpoint.empty()) throw UserError("worker registration without an endpoint");
   if (info.endpoint.size() > limits::kMaxEndpointBytes) {
@@ -57,8 +63,18 @@ WorkerId WorkerRegistry::add(const WorkerInfo& info, Clock::time_point now) {
   check_label("transport", info.transport);
   const WorkerId id = next_++;
   workers_.emplace(id, info);
+  if (info.gpu >= 0) ++gpus_[host_key(info)][info.gpu];
   liveness_.add(id, now);
   return id;
+}
+
+bool WorkerRegistry::host_has_rail(const WorkerInfo& where, std::uint32_t rail, std::uint32_t n) const {
+  const auto it = gpus_.find(host_key(where));
+  if (it == gpus_.end() || n == 0) return false;
+  for (const auto& [gpu, count] : it->second) {
+    if (static_cast<std::uint32_t>(gpu) % n == rail) return true;
+  }
+  return false;
 }
 
 const WorkerInfo& WorkerRegistry::get(WorkerId id) const {
@@ -97,6 +113,14 @@ void WorkerRegistry::remove(WorkerId id, WorkerState state, std::string reason, 
   s.reason = std::move(reason);
   departed_.push_back(Departed{std::move(s), now});
   while (departed_.size() > kMaxDeparted) departed_.pop_front();
+  if (w->second.gpu >= 0) {
+    const auto h = gpus_.find(host_key(w->second));
+    if (h != gpus_.end()) {
+      const auto g = h->second.find(w->second.gpu);
+      if (g != h->second.end() && --g->second == 0) h->second.erase(g);
+      if (h->second.empty()) gpus_.erase(h);
+    }
+  }
   workers_.erase(w);
 }
 

@@ -37,6 +37,13 @@ class PlanRun : CoordRun {
 
   MethodResult go() {
     publish();
+    // Every reader registers first (a hub registers when it starts, before its first pull), then
+    // all pull at t = 0.
+    for (std::uint32_t i = 0; i < readers_.size(); ++i) {
+      rs_.emplace_back();
+      rs_.back().node = readers_[i];
+      rs_.back().id = add_worker(readers_[i]);
+    }
     for (std::uint32_t i = 0; i < readers_.size(); ++i) start(i);
     fluid_.run();
     MethodResult r;
@@ -78,10 +85,7 @@ class PlanRun : CoordRun {
   std::uint32_t chunks() const { return static_cast<std::uint32_t>(manifest_.chunks.size()); }
 
   void start(std::uint32_t i) {
-    rs_.emplace_back();
-    Reader& r = rs_.back();
-    r.node = readers_[i];
-    r.id = add_worker(r.node);
+    Reader& r = rs_[i];
     reader_of_[r.id] = i;
     r.seq = resolve(i, r.id);
     coord::RelayOffer offer{r.id, "policy", 1, std::vector<std::string>(manifest_.tensors.size(), "sim"), "sim"};

@@ -68,7 +68,10 @@ struct HubOptions {
   std::uint64_t pool_bytes = 0;
   std::uint64_t chunk_bytes = kDefaultChunkBytes;
   std::uint32_t max_readers_per_source = 2;  // used by a coordinator this hub starts
-  std::uint32_t inflight = 8;                // reads in flight per pull
+  // Used by a coordinator this hub starts: GPUs (NICs) per host for rail-aware plans
+  // (CoordinatorConfig::plan_rails; workers name their GPU with TENSORHUB_GPU). 1: no rails.
+  std::uint32_t plan_rails = 1;
+  std::uint32_t inflight = 8;  // reads in flight per pull
   // Plan-based pulls (share/doc/architecture.md section 3): one plan per pull from the coordinator, relay
   // progress learnt from the relays' progress bytes. false (or TENSORHUB_PLAN=0, read when this
   // is true), or a coordinator that does not plan: chunk-by-chunk acquire.

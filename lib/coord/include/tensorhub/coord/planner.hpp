@@ -84,6 +84,9 @@ struct PlanView {
   const SourceSlots& slots;
   std::function<bool(WorkerId)> suspect;        // no new reads go to a suspect worker (liveness.hpp)
   std::chrono::steady_clock::time_point now{};  // the coordinator's clock
+  // Rails: a registered worker on this worker's host has a GPU of rail r of n
+  // (WorkerRegistry::host_has_rail); empty: assume so.
+  std::function<bool(const WorkerInfo&, std::uint32_t, std::uint32_t)> host_has_rail{};
 };
 
 struct AcquirePlanRequest {

@@ -42,6 +42,9 @@ class WorkerRegistry {
   // `id` goes (kDead or kLeft): remembered in the departed history, then unregistered.
   void remove(WorkerId id, WorkerState state, std::string reason, Clock::time_point now);
   const std::map<WorkerId, WorkerInfo>& directory() const { return workers_; }
+  // A registered worker on `where`'s host (same dc, rack, host) has a GPU g with g mod n == rail
+  // (rail-aware plans: is the host's GPU of a rail there to wait for?). O(GPUs of that host).
+  bool host_has_rail(const WorkerInfo& where, std::uint32_t rail, std::uint32_t n) const;
   // Registered workers with their liveness, then the recent departures (newest first).
   std::vector<WorkerStatus> statuses(Clock::time_point now) const;
 
@@ -53,6 +56,7 @@ class WorkerRegistry {
 
   WorkerId next_;
   std::map<WorkerId, WorkerInfo> workers_;
+  std::map<std::string, std::map<std::int32_t, std::uint32_t>> gpus_;  // host key -> GPU -> workers
   Liveness liveness_;
   std::deque<Departed> departed_;  // the last kMaxDeparted workers that died or left
 };
