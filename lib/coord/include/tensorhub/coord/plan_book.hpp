@@ -32,8 +32,9 @@
 // own host and K off it (counted apart); a reader first takes a member on its host (1. above);
 // a reader that is not the stripe's rail and finds none there waits for one, if a worker of
 // that rail is registered on its host, for at most Rails::wait after its first plan call of the
-// version (the host's GPUs start their pulls together), then plans it as above; among members off its host, those of the stripe's rail
-// (and origins) come first. A reader or member whose gpu is unknown (-1) has no rail.
+// version (the host's GPUs start their pulls together), then plans it as above; among members
+// off its host, those of the stripe's rail (and origins) come first. A reader or member whose
+// gpu is unknown (-1) has no rail.
 // Members that failed the reader (failed pair), are excluded by its request, are suspect or
 // withdrawn (for pulls that resolved after the withdrawal) are skipped; a member whose worker
 // is gone is dropped. A reader re-planning a stripe keeps a parent that is still usable (no
