@@ -25,7 +25,7 @@ void Fluid::hold(std::uint32_t node, double begin, double end) {
 
 void Fluid::at(double t, Callback f) { timers_.emplace(std::max(t, now_), std::move(f)); }
 
-bool Fluid::covers(std::uint32_t node, double begin, double end) const {
+bool Fluid::spans(std::uint32_t node, double begin, double end, bool finished_only) const {
   const auto& cov = cover_.at(node);
   double x = begin;
   while (x < end - eps_for(end)) {
@@ -33,20 +33,7 @@ bool Fluid::covers(std::uint32_t node, double begin, double end) const {
     if (it == cov.begin()) return false;
     --it;
     if (it->second.end <= x + eps_for(x)) return false;
-    x = it->second.end;
-  }
-  return true;
-}
-
-bool Fluid::holds(std::uint32_t node, double begin, double end) const {
-  const auto& cov = cover_.at(node);
-  double x = begin;
-  while (x < end - eps_for(end)) {
-    auto it = cov.upper_bound(x + eps_for(x));
-    if (it == cov.begin()) return false;
-    --it;
-    if (it->second.end <= x + eps_for(x)) return false;
-    if (it->second.pipe >= 0 && !pipes_[static_cast<std::size_t>(it->second.pipe)].done) return false;
+    if (finished_only && it->second.pipe >= 0 && !pipes_[static_cast<std::size_t>(it->second.pipe)].done) return false;
     x = it->second.end;
   }
   return true;

@@ -34,9 +34,9 @@ class Fluid {
   // `done` runs (at the virtual time the last byte arrives) once the whole range is in.
   void read(std::uint32_t src, std::uint32_t dst, double begin, double end, Callback done);
   // `node` holds or is receiving every byte of [begin, end) (what read() requires of a source).
-  bool covers(std::uint32_t node, double begin, double end) const;
+  bool covers(std::uint32_t node, double begin, double end) const { return spans(node, begin, end, false); }
   // `node` has every byte of [begin, end) already (held, or its pipes into it are done).
-  bool holds(std::uint32_t node, double begin, double end) const;
+  bool holds(std::uint32_t node, double begin, double end) const { return spans(node, begin, end, true); }
   // Runs `f` at virtual time `t` (>= now).
   void at(double t, Callback f);
   // Runs until no pipe and no timer is left. Throws ContractViolation on a stall (active pipes,
@@ -65,6 +65,8 @@ class Fluid {
     Callback done;
   };
 
+  // Segments of `node` cover [begin, end) without a gap (and, `finished_only`, are all held).
+  bool spans(std::uint32_t node, double begin, double end, bool finished_only) const;
   double avail(const Pipe& p) const;
   bool upstream_moving_inside(const Pipe& p) const;
   void compute_rates();
