@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The simulator's scenarios (tensorhub sim, lib/sim): (a) standalone fan-out and (c) cross-DC at
-# N = 8 .. 1,024 rollout GPUs, and the netsim preset (scripts/bench/fanout.sh's emulated cluster)
+# N = 8 .. 1,024 rollout GPUs, (b) elastic joins at N = 256 and 1,024, and the netsim preset (scripts/bench/fanout.sh's emulated cluster)
 # for the validation table. Writes share/results/sim/<preset>.{json,txt,png}.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 usage() {
   cat <<'TXT'
-Usage: scripts/bench/sim.sh [--bin PATH] [--out DIR] [--readers LIST] [--presets "standalone crossdc netsim"]
+Usage: scripts/bench/sim.sh [--bin PATH] [--out DIR] [--readers LIST] [--presets "standalone crossdc elastic netsim"]
   --bin      the tensorhub binary (default build/apps/tensorhub/tensorhub)
   --out      result folder (default share/results/sim)
   --readers  comma-separated N for standalone/crossdc (default 8,32,128,512,1024)
@@ -25,7 +25,7 @@ bin="$ROOT/build/apps/tensorhub/tensorhub"
 out="$ROOT/share/results/sim"
 readers="8,32,128,512,1024"
 methods="tensorhub,star,ring,store,ckpt"
-presets="standalone crossdc netsim"
+presets="standalone crossdc elastic netsim"
 while (($#)); do
   case $1 in
     --bin) bin=$2; shift 2 ;;
@@ -41,7 +41,11 @@ done
 mkdir -p "$out"
 for p in $presets; do
   args=(sim --preset "$p" --json "$out/$p.json")
-  [[ $p == netsim ]] || args+=(--readers "$readers" --methods "$methods")
+  case $p in
+    netsim) ;;
+    elastic) args+=(--readers 256,1024) ;;  # joins are simulated for tensorhub only
+    *) args+=(--readers "$readers" --methods "$methods") ;;
+  esac
   echo "== $bin ${args[*]}"
   "$bin" "${args[@]}" | tee "$out/$p.txt"
   if [[ $p == netsim ]]; then

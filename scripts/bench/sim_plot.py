@@ -20,6 +20,9 @@ def plot(path):
     if d.get("benchmark") != "sim":
         print("skipped", path, "(not a tensorhub sim result)")
         return
+    if d.get("preset") == "elastic":
+        print("skipped", path, "(elastic joins: see the joiner lines of its .txt)")
+        return
     runs = d["runs"]
     ns = [r["readers"] for r in runs]
     names = []

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "tensorhub/core/error.hpp"
 #include "tensorhub/sim/scenario.hpp"
 
 namespace tensorhub::sim {
@@ -90,6 +91,24 @@ TEST(SimPlan, RailsSpreadAHostsStripesOverItsNics) {
   EXPECT_NEAR(rails.trainer_bytes, 64e6, 1);
   EXPECT_LT(rails.last_s, 1.15 * rails.lower_bound_s);
   EXPECT_GT(none.last_s, 3 * none.lower_bound_s);
+}
+
+// Scenario (b) in small: 2 readers join a line of 6 pulling ones, one during the pull and one
+// after it; each is planned under relays (0 bytes from the trainer) and needs about S/R.
+TEST(SimPlan, JoinersReadFromRelaysNotTheTrainer) {
+  auto s = line(8, 1e6);
+  s.joiners = 2;
+  s.join_start_s = 0.03;  // the base pull takes about 64 ms
+  s.join_every_s = 0.1;
+  const auto r = run_method("tensorhub", s);
+  ASSERT_EQ(r.joiner_s.size(), 2u);
+  EXPECT_EQ(r.joiner_trainer_bytes, 0.0);
+  EXPECT_NEAR(r.trainer_bytes, 64e6, 1);
+  for (const auto t : r.joiner_s) {
+    EXPECT_GE(t, 64e6 / kRate);
+    EXPECT_LT(t, 1.2 * 64e6 / kRate);
+  }
+  EXPECT_THROW(run_method("star", s), UserError);
 }
 
 }  // namespace

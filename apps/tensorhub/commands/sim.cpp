@@ -26,6 +26,7 @@ struct SimFlags {
   sim::Scenario s;
   std::uint32_t hosts_per_rack = 0;
   double max_chunk_reads = 4e6;
+  double join_start_ms = 0, join_every_ms = 0;
   std::string json;
 };
 
@@ -69,7 +70,7 @@ void apply_preset(SimFlags& f, const po::variables_map& vm) {
     set("chunk", f.chunk, std::string("512KiB"));
     set("readers", f.readers, std::string("2,4,8"));
     set("goodput", t.goodput, 0.955);
-  } else if (f.preset == "standalone" || f.preset == "crossdc") {  // the paper's scenarios (a), (c)
+  } else if (f.preset == "standalone" || f.preset == "crossdc" || f.preset == "elastic") {  // scenarios (a) (c) (b)
     set("gpus-per-host", t.gpus_per_host, 8u);
     set("nic-gbps", t.nic_gbps, 400.0);
     set("storage", t.storage, 8u);
@@ -80,8 +81,16 @@ void apply_preset(SimFlags& f, const po::variables_map& vm) {
     set("oversub", t.oversub, 2.0);
     set("hosts-per-rack", f.hosts_per_rack, 16u);
     if (f.preset == "crossdc") set("dcs", t.dcs, 2u);
+    if (f.preset == "elastic") {  // (b): 64 spot GPUs join 960 pulling ones, during and after the pull
+      set("readers", f.readers, std::string("1024"));
+      set("joiners", s.joiners, 64u);
+      set("join-wave", s.join_wave, 8u);
+      set("join-start-ms", f.join_start_ms, 100.0);
+      set("join-every-ms", f.join_every_ms, 50.0);
+      if (f.methods.empty()) f.methods = "tensorhub";
+    }
   } else {
-    throw UserError("--preset must be netsim, standalone or crossdc (got '" + f.preset + "')");
+    throw UserError("--preset must be netsim, standalone, crossdc or elastic (got '" + f.preset + "')");
   }
   if (f.methods.empty()) f.methods = "tensorhub,star,ring,tree,store,ckpt";
 }
@@ -121,7 +130,27 @@ nlohmann::json result_json(const sim::MethodResult& r, double S) {
           {"coordinator_cpu_s", r.coord_cpu_s},
           {"events", r.events},
           {"pipes", r.pipes},
+          {"joiner_s", r.joiner_s},
+          {"joiner_trainer_bytes", r.joiner_trainer_bytes},
           {"wall_s", r.wall_s}};
+}
+
+// One joiner's pull in units of S / (its NIC's payload rate): what one GPU needs alone.
+void print_joiners(const sim::Scenario& s, const sim::MethodResult& r) {
+  const double one = s.model_bytes / (s.topo.nic_gbps * 1e9 / 8 * s.topo.goodput);
+  double sum = 0;
+  double worst = 0;
+  for (const auto x : r.joiner_s) {
+    sum += x;
+    worst = std::max(worst, x);
+  }
+  const double mean = sum / static_cast<double>(r.joiner_s.size());
+  std::printf(
+      "%15s  %zu joiners in waves of %u from %s s every %s s: %s s mean, %s s max = %s / %s x S/NIC; "
+      "they read %s S from the trainers\n",
+      "", r.joiner_s.size(), s.join_wave, fmt(s.join_start_s, 3).c_str(), fmt(s.join_every_s, 3).c_str(),
+      fmt(mean, 3).c_str(), fmt(worst, 3).c_str(), fmt(mean / one, 3).c_str(), fmt(worst / one, 3).c_str(),
+      fmt(r.joiner_trainer_bytes / s.model_bytes, 3).c_str());
 }
 
 }  // namespace
@@ -144,9 +173,12 @@ int cmd_sim(const Args& args) {
                 "copy at --pcie-gbps, then a pipelined ring). Presets: netsim (scripts/bench/fanout.sh's\n"
                 "emulated cluster), standalone (scenario a: 64 trainer GPUs, 100 GiB, 8 x 400 Gb/s per host,\n"
                 "racks of 16 hosts, spine oversubscribed 2:1), crossdc (scenario c: the same over 2 DCs with a\n"
-                "100 Gb/s WAN). Ratios are to the lower bound max(S/reader NIC, S/trainer NICs, S/WAN).\n"));
-  desc.add_options()("preset", po::value(&f.preset)->default_value(f.preset), "netsim | standalone | crossdc")(
-      "readers", po::value(&f.readers)->default_value(""), "comma-separated reader counts N")(
+                "100 Gb/s WAN), elastic (scenario b: standalone, 960 GPUs pull at t = 0 and 64 join in waves of 8\n"
+                "every 50 ms from 100 ms; each joiner's time and the trainer bytes joiners cost). Ratios are to the\n"
+                "lower bound max(S/reader NIC, S/trainer NICs, S/WAN).\n"));
+  desc.add_options()("preset", po::value(&f.preset)->default_value(f.preset),
+                     "netsim | standalone | crossdc | elastic")("readers", po::value(&f.readers)->default_value(""),
+                                                                "comma-separated reader counts N")(
       "methods", po::value(&f.methods)->default_value(""), "tensorhub,tensorhub-chunk,star,ring,tree,store,ckpt")(
       "size", po::value(&f.size)->default_value(""), "model bytes S (e.g. 64MiB, 100GB)")(
       "chunk", po::value(&f.chunk)->default_value(""), "chunk bytes")(
@@ -175,6 +207,11 @@ int cmd_sim(const Args& args) {
       "goodput", po::value(&t.goodput)->default_value(1), "payload share of the wire rate (netsim: 0.955, TCP/IP)")(
       "max-chunk-reads", po::value(&f.max_chunk_reads)->default_value(f.max_chunk_reads),
       "skip tensorhub-chunk when N x chunks is above this (per-chunk protocol cost)")(
+      "joiners", po::value(&s.joiners)->default_value(s.joiners),
+      "elastic joins (tensorhub only): the last J of the N readers arrive late, register and pull then")(
+      "join-wave", po::value(&s.join_wave)->default_value(s.join_wave), "joiners arrive this many at a time")(
+      "join-start-ms", po::value(&f.join_start_ms)->default_value(f.join_start_ms), "the first wave arrives then")(
+      "join-every-ms", po::value(&f.join_every_ms)->default_value(f.join_every_ms), "one wave every this many ms")(
       "json", po::value(&f.json), "write the results to this JSON file");
   po::variables_map vm;
   if (!parse_options("sim", desc, args, vm)) return 0;
@@ -183,6 +220,12 @@ int cmd_sim(const Args& args) {
   s.rpc_s = rpc_ms / 1e3;
   if (!(hop_ms >= 0) || hop_ms > 1e4) throw UserError("--hop-latency-ms must be in [0, 10000]");
   s.hop_latency_s = hop_ms / 1e3;
+  if (!(f.join_start_ms >= 0) || !(f.join_every_ms >= 0) || f.join_start_ms > 1e7 || f.join_every_ms > 1e7) {
+    throw UserError("--join-start-ms and --join-every-ms must be in [0, 1e7]");
+  }
+  if (s.join_wave == 0) throw UserError("--join-wave must be at least 1");
+  s.join_start_s = f.join_start_ms / 1e3;
+  s.join_every_s = f.join_every_ms / 1e3;
   s.model_bytes = static_cast<double>(parse_bytes(f.size));
   s.chunk_bytes = static_cast<double>(parse_bytes(f.chunk));
   if (s.model_bytes <= 0 || s.chunk_bytes <= 0) throw UserError("--size and --chunk must be positive");
@@ -222,6 +265,7 @@ int cmd_sim(const Args& args) {
                   fmt(r.wan_bytes / S, 2).c_str(),
                   coordinated ? fmt(static_cast<double>(r.control_msgs) / n, 1).c_str() : "-",
                   coordinated ? fmt(r.coord_cpu_s * 1e3, 1).c_str() : "-", fmt(r.wall_s, 2).c_str());
+      if (!r.joiner_s.empty()) print_joiners(s, r);
       std::fflush(stdout);
       mj.push_back(result_json(r, S));
     }

@@ -67,7 +67,15 @@ const std::vector<std::string>& method_names() {
   return names;
 }
 
+double join_time_s(const Scenario& s, std::uint32_t j) {
+  return s.join_start_s + s.join_every_s * static_cast<double>(j / std::max<std::uint32_t>(s.join_wave, 1));
+}
+
 MethodResult run_method(const std::string& method, const Scenario& s) {
+  if (s.joiners > 0 && method != "tensorhub") {
+    throw UserError("sim: elastic joins (joiners) are simulated for the tensorhub method only, not '" + method + "'");
+  }
+  if (s.joiners > s.readers) throw UserError("sim: more joiners than readers");
   const auto t0 = std::chrono::steady_clock::now();
   MethodResult r = method == "tensorhub"         ? run_tensorhub_plan(s)
                    : method == "tensorhub-chunk" ? run_tensorhub_chunk(s)

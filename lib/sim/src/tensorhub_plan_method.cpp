@@ -37,14 +37,32 @@ class PlanRun : CoordRun {
 
   MethodResult go() {
     publish();
-    // Every reader registers first (a hub registers when it starts, before its first pull), then
-    // all pull at t = 0.
+    // The first readers register first (a hub registers when it starts, before its first pull),
+    // then all pull at t = 0; the last Scenario::joiners join later in waves (join_time_s): each
+    // registers and pulls when it arrives.
+    const auto base =
+        static_cast<std::uint32_t>(readers_.size()) - std::min<std::uint32_t>(s_.joiners, readers_.size());
     for (std::uint32_t i = 0; i < readers_.size(); ++i) {
       rs_.emplace_back();
       rs_.back().node = readers_[i];
-      rs_.back().id = add_worker(readers_[i]);
+      if (i < base) rs_.back().id = add_worker(readers_[i]);
     }
-    for (std::uint32_t i = 0; i < readers_.size(); ++i) start(i);
+    for (std::uint32_t i = 0; i < base; ++i) start(i);
+    // A wave registers together (its hubs start together), then each of it pulls.
+    for (std::uint32_t first = base; first < readers_.size();) {
+      const double t = join_time_s(s_, first - base);
+      std::uint32_t end = first;
+      while (end < readers_.size() && join_time_s(s_, end - base) == t) {
+        rs_[end].join_s = t;
+        rs_[end].joiner = true;
+        ++end;
+      }
+      fluid_.at(t, [this, first, end] {
+        for (auto i = first; i < end; ++i) rs_[i].id = add_worker(rs_[i].node);
+        for (auto i = first; i < end; ++i) start(i);
+      });
+      first = end;
+    }
     fluid_.run();
     MethodResult r;
     r.method = "tensorhub";
@@ -53,7 +71,9 @@ class PlanRun : CoordRun {
     for (const auto& rd : rs_) {
       if (!rd.finished) throw ContractViolation("sim tensorhub: a reader did not finish");
       done.push_back(rd.done_s);
+      if (rd.joiner) r.joiner_s.push_back(rd.done_s - rd.join_s);
     }
+    r.joiner_trainer_bytes = joiner_trainer_bytes_;
     fill(r, done);
     return r;
   }
@@ -78,6 +98,8 @@ class PlanRun : CoordRun {
     std::size_t reading = 0;       // pieces being read
     std::size_t full[2] = {0, 0};  // of those, per class (0 off host, 1 on it): source had all of it
     bool finished = false;
+    bool joiner = false;  // joined after t = 0 (Scenario::joiners)
+    double join_s = 0;
     double pause = kPauseS;
     double done_s = 0;
   };
@@ -177,6 +199,7 @@ class PlanRun : CoordRun {
       const bool full = fluid_.holds(src, b, e);
       ++r.reading;
       if (full) ++r.full[cls];
+      if (r.joiner && trainer_node_.count(src) > 0) joiner_trainer_bytes_ += e - b;
       it = r.pieces.erase(it);
       fluid_.read(src, r.node, b, e, [this, i, p, full, cls] { landed(i, p, full ? cls : -1); });
       started = true;
@@ -240,6 +263,8 @@ class PlanRun : CoordRun {
   }
 
   std::deque<Reader> rs_;
+  std::set<std::uint32_t> trainer_node_{trainers_.begin(), trainers_.end()};
+  double joiner_trainer_bytes_ = 0;  // bytes joiners read from the trainers
   std::map<coord::WorkerId, std::uint32_t> reader_of_;
   std::map<std::uint32_t, std::vector<std::uint32_t>> blocked_;  // source node -> readers
 };

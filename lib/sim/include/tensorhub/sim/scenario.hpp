@@ -32,7 +32,17 @@ struct Scenario {
   // tbf queues of up to 25 ms). Modelled as a longer lag: chunk + this x the NIC's rate.
   double hop_latency_s = 0;
   double pcie_gbps = 200;  // ckpt: GPU -> host copy rate per GPU
+  // Elastic joins (scenario b, tensorhub only): the last `joiners` of the readers arrive late, in
+  // waves of `join_wave` every `join_every_s` from `join_start_s` (spot instances); each
+  // registers with the coordinator and pulls the version when it arrives.
+  std::uint32_t joiners = 0;
+  std::uint32_t join_wave = 1;
+  double join_start_s = 0;
+  double join_every_s = 0;
 };
+
+// When joiner `j` (0-based) of `s` arrives.
+double join_time_s(const Scenario& s, std::uint32_t j);
 
 struct MethodResult {
   std::string method;
@@ -45,6 +55,10 @@ struct MethodResult {
   double coord_cpu_s = 0;          // thread CPU time inside the coordinator's calls
   std::uint64_t events = 0, pipes = 0;
   double wall_s = 0;
+  // Elastic joins: per joiner, from its arrival to its last byte; bytes joiners read from the
+  // trainers.
+  std::vector<double> joiner_s;
+  double joiner_trainer_bytes = 0;
 };
 
 // Node ids of the trainers and readers of `s` on `net`; throws UserError when they do not fit.
