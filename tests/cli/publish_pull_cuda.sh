@@ -11,8 +11,12 @@ shift 2
 export TENSORHUB_DEVICE=emulated
 step() { echo "+ $*" >&2; }
 
-"$bin" pull --help | grep -q -- "--memory" || { echo "FAIL: pull --help has no --memory"; exit 1; }
-"$bin" publish --help | grep -q "EMULATED device" || { echo "FAIL: publish --help does not say emulated"; exit 1; }
+# The help is captured first: `grep -q` stops reading at its first match, and with pipefail the
+# SIGPIPE of a help still being written would fail the check.
+help=$("$bin" pull --help)
+grep -q -- "--memory" <<<"$help" || { echo "FAIL: pull --help has no --memory"; exit 1; }
+help=$("$bin" publish --help)
+grep -q "EMULATED device" <<<"$help" || { echo "FAIL: publish --help does not say emulated"; exit 1; }
 
 step "publish host memory : pull into device memory"
 out=$("$mpiexec" "$@" -n 1 "$bin" publish --synthetic 8MiB --tensors 10 --versions 2 --interval 0.5 \

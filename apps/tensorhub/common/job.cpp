@@ -21,6 +21,10 @@ void HubFlags::add_to(boost::program_options::options_description& desc) {
       "inflight", po::value(&inflight)->default_value(inflight), "reads in flight per pull")(
       "max-readers", po::value(&max_readers)->default_value(max_readers),
       "concurrent readers one source serves (coordinator started here)")(
+      "plan-fanout", po::value(&plan_fanout)->default_value(plan_fanout),
+      "coordinator started here: children per source and stripe of a plan (1 = chains; at most --max-readers)")(
+      "plan-rails", po::value(&plan_rails)->default_value(plan_rails),
+      "coordinator started here: GPUs (NICs) per host for rail-aware plans (serve --plan-rails; 1 = none)")(
       "snapshot-dir", po::value(&snapshot_dir), "where a retained version is written when its last holder unpublishes")(
       "deadline", po::value(&deadline_s)->default_value(deadline_s), "seconds a pull may take")(
       "trace", po::value(&trace),
@@ -35,6 +39,7 @@ void HubFlags::check() const {
   if (!(deadline_s > 0) || !std::isfinite(deadline_s))
     throw UserError("--deadline must be a positive number of seconds");
   if (inflight == 0 || max_readers == 0) throw UserError("--inflight and --max-readers must be at least 1");
+  if (plan_fanout == 0 || plan_rails == 0) throw UserError("--plan-fanout and --plan-rails must be at least 1");
 }
 
 HubOptions HubFlags::to_options(std::uint64_t pool_bytes) const {
@@ -45,6 +50,8 @@ HubOptions HubFlags::to_options(std::uint64_t pool_bytes) const {
   o.pool_bytes = pool.empty() ? pool_bytes : parse_bytes(pool);
   o.inflight = inflight;
   o.max_readers_per_source = max_readers;
+  o.plan_fanout = plan_fanout;
+  o.plan_rails = plan_rails;
   o.snapshot_dir = snapshot_dir;
   o.trace_path = trace;
   o.device = device;

@@ -32,6 +32,8 @@ struct HubFlags {
   std::string pool;  // receive/publish pool size; empty = sized automatically
   std::uint32_t inflight = 8;
   std::uint32_t max_readers = 2;
+  std::uint32_t plan_fanout = 1;  // HubOptions::plan_fanout
+  std::uint32_t plan_rails = 1;   // HubOptions::plan_rails
   std::string snapshot_dir;
   double deadline_s = 300;
   std::string trace;   // --trace FILE (common/trace_merge.hpp)

@@ -61,6 +61,7 @@ std::string start_coordinator(MPI_Comm comm, int rank, const HubOptions& o, std:
       coord::CoordinatorConfig cfg;
       cfg.max_readers_per_source = o.max_readers_per_source;
       cfg.plan_rails = o.plan_rails;
+      cfg.plan_fanout = o.plan_fanout;
       auto secret = coord::ClientAuth::from_environment().token;
       if (secret.empty()) secret = coord::generate_token();
       host = std::make_unique<CoordinatorHost>(cfg, CoordinatorHost::listen_host(one_host), secret, o.metrics_address);

@@ -71,6 +71,9 @@ struct HubOptions {
   // Used by a coordinator this hub starts: GPUs (NICs) per host for rail-aware plans
   // (CoordinatorConfig::plan_rails; workers name their GPU with TENSORHUB_GPU). 1: no rails.
   std::uint32_t plan_rails = 1;
+  // Used by a coordinator this hub starts: children per source and stripe of a plan
+  // (CoordinatorConfig::plan_fanout; at most max_readers_per_source). 1: relay chains.
+  std::uint32_t plan_fanout = 1;
   std::uint32_t inflight = 8;  // reads in flight per pull
   // Plan-based pulls (share/doc/architecture.md section 3): one plan per pull from the coordinator, relay
   // progress learnt from the relays' progress bytes. false (or TENSORHUB_PLAN=0, read when this
