@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,16 +22,55 @@ namespace tensorhub::test {
 
 constexpr std::uint64_t kChunk = 4096;
 
-// Forwards every call to `inner`; counts all but heartbeats (the heartbeat thread's).
+// Where a call waits while a test holds it (open unless close()d); counts who waits.
+class Gate {
+ public:
+  void close() {
+    std::lock_guard lock(mu_);
+    open_ = false;
+  }
+  void open() {
+    {
+      std::lock_guard lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  void pass() {
+    std::unique_lock lock(mu_);
+    ++waiting_;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return open_; });
+    --waiting_;
+  }
+  // Waits until `n` callers wait at the closed gate.
+  void await_waiting(int n) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return waiting_ >= n; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = true;
+  int waiting_ = 0;
+};
+
+// Forwards every call to `inner`; counts all but heartbeats (the heartbeat thread's). publish()
+// first passes `publish_gate`.
 class CountingClient final : public coord::Client {
  public:
   explicit CountingClient(coord::Client& inner) : inner_(inner) {}
   std::uint64_t calls() const { return calls_.load(); }
+  Gate publish_gate;
 
   coord::WorkerId register_worker(const coord::WorkerInfo& i) override { return (++calls_, inner_.register_worker(i)); }
   void deregister_worker(coord::WorkerId w) override { ++calls_, inner_.deregister_worker(w); }
   coord::HeartbeatReply heartbeat(coord::WorkerId w) override { return inner_.heartbeat(w); }
-  coord::PublishReply publish(const coord::PublishRequest& r) override { return (++calls_, inner_.publish(r)); }
+  coord::PublishReply publish(const coord::PublishRequest& r) override {
+    publish_gate.pass();
+    return (++calls_, inner_.publish(r));
+  }
   std::uint32_t unpublish(coord::WorkerId w, const std::string& m, std::uint64_t v) override {
     return (++calls_, inner_.unpublish(w, m, v));
   }

@@ -1,4 +1,4 @@
-// PullHandle (tensorhub/hub.hpp), its State and AsyncPulls (async_pull.hpp).
+// PullHandle (tensorhub/hub.hpp) and its State (async_pull.hpp).
 #include "async_pull.hpp"
 
 #include <utility>
@@ -44,35 +44,6 @@ std::exception_ptr PullHandle::State::error() const {
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return finished_; });
   return error_;
-}
-
-void AsyncPulls::start(std::shared_ptr<PullHandle::State> state, std::function<void()> body) {
-  std::vector<std::thread> ended;
-  {
-    std::lock_guard lock(mu_);
-    for (auto it = workers_.begin(); it != workers_.end();) {
-      if (it->state->ready()) {
-        ended.push_back(std::move(it->thread));
-        it = workers_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    workers_.push_back(Worker{state, std::thread(std::move(body))});
-  }
-  for (auto& t : ended) t.join();
-}
-
-void AsyncPulls::cancel_all() noexcept {
-  std::vector<Worker> all;
-  {
-    std::lock_guard lock(mu_);
-    all.swap(workers_);
-  }
-  for (auto& w : all) w.state->cancel = true;
-  for (auto& w : all) {
-    if (w.thread.joinable()) w.thread.join();
-  }
 }
 
 // --- PullHandle ---

@@ -1,18 +1,15 @@
 // Asynchronous pulls (private header): PullHandle::State, shared by a handle and the worker thread
-// that runs the pull, and AsyncPulls, the HubCore's set of those threads (joined on close or
-// destruction: no worker outlives its hub).
+// that runs the pull, and AsyncPulls, the HubCore's set of those threads (async_jobs.hpp).
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
-#include <vector>
 
+#include "async_jobs.hpp"
 #include "tensorhub/hub.hpp"
 
 namespace tensorhub {
@@ -40,26 +37,6 @@ class PullHandle::State {
   std::exception_ptr error_;
 };
 
-class AsyncPulls {
- public:
-  AsyncPulls() = default;
-  ~AsyncPulls() { cancel_all(); }
-  AsyncPulls(const AsyncPulls&) = delete;
-  AsyncPulls& operator=(const AsyncPulls&) = delete;
-
-  // Runs `body` on a new worker thread; `body` must end by calling state->finish(). Joins the
-  // threads of pulls that already ended first.
-  void start(std::shared_ptr<PullHandle::State> state, std::function<void()> body);
-  // Cancels every pull and joins every worker (noexcept: close, abandon, destruction).
-  void cancel_all() noexcept;
-
- private:
-  struct Worker {
-    std::shared_ptr<PullHandle::State> state;
-    std::thread thread;
-  };
-  std::mutex mu_;
-  std::vector<Worker> workers_;
-};
+using AsyncPulls = AsyncJobs<PullHandle::State>;
 
 }  // namespace tensorhub

@@ -143,9 +143,31 @@ Hub::~Hub() {
 
 void Hub::close() { impl_->close(); }
 
-void Hub::publish(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
-                  const std::optional<Group>& group) {
-  impl_->core().publish(model, version, tensors, group);
+namespace {
+
+// UserError unless MPI provides MPI_THREAD_MULTIPLE where `core` uses mpi_rma: an asynchronous
+// call then reaches MPI from a worker thread while the caller's thread may call MPI too.
+void require_threads_for_mpi_rma(HubCore& core, const char* what) {
+  if (core.closed() || core.transport().name().find("mpi_rma") == std::string_view::npos) return;
+  int level = MPI_THREAD_SINGLE;
+  mpi::check(MPI_Query_thread(&level), "MPI_Query_thread");
+  if (level < MPI_THREAD_MULTIPLE) {
+    throw UserError(std::string(what) +
+                    " over mpi_rma needs MPI initialised with MPI_THREAD_MULTIPLE (use the synchronous "
+                    "call, or MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...))");
+  }
+}
+
+}  // namespace
+
+PublishResult Hub::publish(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
+                           const std::optional<Group>& group) {
+  return impl_->core().publish(model, version, tensors, group);
+}
+PublishHandle Hub::publish_async(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
+                                 const std::optional<Group>& group) {
+  require_threads_for_mpi_rma(impl_->core(), "publish_async");
+  return impl_->core().publish_async(model, version, tensors, group);
 }
 void Hub::unpublish(const std::string& model, std::uint64_t version) { impl_->core().unpublish(model, version); }
 void Hub::unpublish(const std::string& model, std::uint64_t version, std::chrono::milliseconds timeout) {
@@ -162,16 +184,7 @@ PullResult Hub::pull(const std::string& model, const Version& version, std::span
 
 PullHandle Hub::pull_async(const std::string& model, const Version& version, std::span<const Tensor> into,
                            const PullOptions& options) {
-  // mpi_rma reads then come from a worker thread while the caller's thread may call MPI too.
-  if (!impl_->core().closed() && impl_->core().transport().name().find("mpi_rma") != std::string_view::npos) {
-    int level = MPI_THREAD_SINGLE;
-    mpi::check(MPI_Query_thread(&level), "MPI_Query_thread");
-    if (level < MPI_THREAD_MULTIPLE) {
-      throw UserError(
-          "pull_async over mpi_rma needs MPI initialised with MPI_THREAD_MULTIPLE (use pull(), or "
-          "MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...))");
-    }
-  }
+  require_threads_for_mpi_rma(impl_->core(), "pull_async");
   return impl_->core().pull_async(model, version, into, options);
 }
 

@@ -101,41 +101,6 @@ void HubCore::stop_relaying_locked(const std::vector<ByteRange>& ranges, const s
   }
 }
 
-void HubCore::publish(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
-                      const std::optional<Group>& group) {
-  registered("publish", [&] {
-    validate_name("model name", model);
-    validate_tensor_names(tensors);
-    group_or_solo(group, "publisher-w", ctx_.id());  // checks the group before anything is sent
-    check_not_pulling_locked(ranges_of(tensors), "publish");
-    stop_relaying_locked(ranges_of(tensors), "publish", true);  // a reader republishing what it pulled
-    TraceScope span(trace_.get(), "Hub::publish", "hub",
-                    {{"model", model}, {"version", static_cast<std::int64_t>(version)}});
-    publisher_.publish(model, version, tensors, group);
-  });
-}
-
-void HubCore::unpublish(const std::string& model, std::uint64_t version,
-                        std::optional<std::chrono::milliseconds> timeout) {
-  if (timeout && timeout->count() < 0) throw UserError("unpublish: timeout must not be negative");
-  std::optional<std::chrono::steady_clock::time_point> until;
-  if (timeout) until = std::chrono::steady_clock::now() + *timeout;
-  registered("unpublish", [&] {
-    validate_name("model name", model);
-    if (!table_.has_origin(model, version)) {
-      throw NotFoundError(vname(model, version) + " is not published by this rank");
-    }
-    TraceScope span(trace_.get(), "Hub::unpublish", "hub",
-                    {{"model", model}, {"version", static_cast<std::int64_t>(version)}});
-    Withdrawal w{model, version, true, {}};
-    for (const auto& r : table_.all()) {
-      if (r.origin && r.model == model && r.version == version) w.tensors = r.tensors;
-    }
-    offloader_.withdraw_or_offload(w, until);
-    table_.remove(model, version, true);  // detaches the memory
-  });
-}
-
 void HubCore::retain(const std::string& model, std::uint64_t version) {
   check_open("retain");
   validate_name("model name", model);
@@ -243,6 +208,7 @@ std::exception_ptr HubCore::leave() {
     if (closed_.exchange(true)) return nullptr;  // from now on the heartbeat thread rebuilds nothing
   }
   async_.cancel_all();  // their last phase takes api_mu_: not held here
+  publishes_.cancel_all();
   {
     std::unique_lock lock(api_mu_);
     pulls_done_.wait(lock, [&] { return pulling_.empty(); });  // pull() on other threads
@@ -304,6 +270,7 @@ void HubCore::abandon() noexcept {
     closed_ = true;
   }
   async_.cancel_all();
+  publishes_.cancel_all();
   if (registration_) registration_->stop_heartbeat();
   std::lock_guard lock(api_mu_);
   table_.all().clear();

@@ -5,15 +5,17 @@
 // Built from a control-plane client, a data-plane transport, the rank and the options (as
 // given: the environment is read by whoever builds it).
 //
-// Threads and locks (hub.hpp "Threads"): any number of user threads, the heartbeat thread and
-// one worker thread per asynchronous pull (AsyncPulls) call it.
+// Threads and locks (hub.hpp "Threads"): any number of user threads, the heartbeat thread,
+// one worker thread per asynchronous pull (AsyncPulls) and per asynchronous publish
+// (AsyncPublishes) call it.
 //  * api_mu_ guards the ReferenceTable, the allocations and pulling_ (the destinations of pulls
 //    in flight). Every call takes it, except the transfer phase of a pull (Puller::transfer),
-//    which uses only the coordinator client (thread-safe) and a transport lane of its own.
+//    which uses only the coordinator client (thread-safe) and a transport lane of its own, and
+//    the checksum pass of a publish (Publisher::hash), which only reads the tensors.
 //  * The transport is a SharedTransport: its own mutex, always taken after api_mu_ if both.
 //  * The heartbeat thread's rebuilds only try_lock api_mu_.
-//  * close()/abandon() first mark the hub closed, cancel and join the asynchronous pulls
-//    (without api_mu_: their last phase takes it), wait for the other pulls in flight, then
+//  * close()/abandon() first mark the hub closed, cancel and join the asynchronous pulls and
+//    publishes (without api_mu_: their last phase takes it), wait for the other pulls in flight, then
 //    tear down. After close() or abandon() every call throws HubClosed.
 #pragma once
 
@@ -26,8 +28,10 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "async_publish.hpp"
 #include "async_pull.hpp"
 #include "hub_context.hpp"
 #include "offloader.hpp"
@@ -52,8 +56,10 @@ class HubCore {
   HubCore& operator=(const HubCore&) = delete;
 
   // The Hub calls of the same names (hub.hpp documents them).
-  void publish(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
-               const std::optional<Group>& group);
+  PublishResult publish(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
+                        const std::optional<Group>& group);
+  PublishHandle publish_async(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
+                              const std::optional<Group>& group);
   // `timeout` bounds the wait for readers (TimeoutError, reference withdrawn but kept).
   void unpublish(const std::string& model, std::uint64_t version,
                  std::optional<std::chrono::milliseconds> timeout = std::nullopt);
@@ -133,6 +139,15 @@ class HubCore {
   // `publishing`: ranges identical to published ones are allowed (ReferenceTable).
   void stop_relaying_locked(const std::vector<ByteRange>& ranges, const std::string& why, bool publishing = false);
 
+  // A publish's first half (hub_core_publish.cpp): checks, stops relays of the memory, prepares
+  // the job (pending reference) and records its state in publishing_.
+  std::pair<std::shared_ptr<PublishHandle::State>, std::shared_ptr<PublishJob>> start_publish(
+      const char* method, const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
+      const std::optional<Group>& group);
+  // Its second half, on any thread without the API mutex: hash, then commit (API mutex) or abort;
+  // ends by state.finish().
+  void run_publish(PublishHandle::State& state, PublishJob& job) noexcept;
+
   // Writes the trace (HubOptions::trace_path) once; errors are logged.
   void write_trace() noexcept;
 
@@ -150,8 +165,12 @@ class HubCore {
   std::map<std::uint64_t, std::vector<ByteRange>> pulling_;  // destinations of pulls in flight
   std::uint64_t next_pull_ = 0;
   std::condition_variable pulls_done_;  // pulling_ shrank (with api_mu_)
+  // Publishes not finished yet (publish_async, or publish on another thread), by (model, version),
+  // for an unpublish that cancels them.
+  std::map<std::pair<std::string, std::uint64_t>, std::shared_ptr<PublishHandle::State>> publishing_;
   std::atomic<bool> closed_{false};
   std::unique_ptr<Registration> registration_;  // its heartbeat stops before the rest goes
+  AsyncPublishes publishes_;                    // joined before everything above
   AsyncPulls async_;                            // last: its workers are joined first
 };
 

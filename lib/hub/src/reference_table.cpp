@@ -37,11 +37,18 @@ bool ReferenceTable::has_origin(const std::string& model, std::uint64_t version)
                      [&](const Reference& r) { return r.origin && same(r, model, version); });
 }
 
+Reference* ReferenceTable::pending_origin(const std::string& model, std::uint64_t version) {
+  for (auto& r : refs_) {
+    if (r.origin && r.pending && same(r, model, version)) return &r;
+  }
+  return nullptr;
+}
+
 const Tensor* ReferenceTable::held_tensor(const Manifest& m, const std::string& name) const {
   const auto idx = m.find(name);
   if (!idx) return nullptr;
   for (const auto& r : refs_) {
-    if (!same(r, m.model, m.version)) continue;
+    if (!same(r, m.model, m.version) || r.pending) continue;
     for (const auto& t : r.tensors) {
       if (t.spec.name != name) continue;
       if (r.origin || holds_all_chunks(r, m.tensors[*idx])) return &t;

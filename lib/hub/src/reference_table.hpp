@@ -51,6 +51,9 @@ struct Reference {
   // for an origin, or when plan mode is off or the transport could not expose them.
   std::shared_ptr<ProgressBytes> progress{};
   bool restored = true;  // known to the current coordinator
+  // An origin whose publish has not reached the coordinator yet (publish_async still hashing):
+  // exposed and guarding its memory like a published one, but not re-published on rebuild.
+  bool pending = false;
   std::uint32_t restore_attempts = 0;
 };
 
@@ -71,7 +74,10 @@ class ReferenceTable {
   bool empty() const { return refs_.empty(); }
   std::vector<Reference>& all() { return refs_; }
 
+  // An origin of (model, version), pending ones included.
   bool has_origin(const std::string& model, std::uint64_t version) const;
+  // The pending origin reference of (model, version), or null.
+  Reference* pending_origin(const std::string& model, std::uint64_t version);
   // This rank's memory holding the whole of tensor `name` of (model, version): its origin
   // reference, or a relay reference that holds every chunk of it. nullptr if none.
   const Tensor* held_tensor(const Manifest& m, const std::string& name) const;

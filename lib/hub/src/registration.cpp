@@ -24,6 +24,7 @@ void Registration::start_heartbeat(std::function<bool()> try_rebuild) {
 void Registration::stop_heartbeat() noexcept { heartbeat_.reset(); }
 
 bool Registration::restore(Reference& ref) {
+  if (ref.pending) return true;  // its publish job registers it when it commits
   try {
     if (ref.origin) {
       ref.request.worker = ctx_.id();

@@ -75,6 +75,8 @@ struct HubOptions {
   // (CoordinatorConfig::plan_fanout; at most max_readers_per_source). 1: relay chains.
   std::uint32_t plan_fanout = 1;
   std::uint32_t inflight = 8;  // reads in flight per pull
+  // Threads one publish computes its per-chunk checksums on. 0: min(4, hardware threads).
+  std::uint32_t hash_threads = 0;
   // Plan-based pulls (share/doc/architecture.md section 3): one plan per pull from the coordinator, relay
   // progress learnt from the relays' progress bytes. false (or TENSORHUB_PLAN=0, read when this
   // is true), or a coordinator that does not plan: chunk-by-chunk acquire.
@@ -234,6 +236,48 @@ class PullHandle {
   std::shared_ptr<State> state_;
 };
 
+// What one rank's publish did (Hub::publish_async's handle; Hub::publish returns it too).
+// Times count from the call; `call` is what the caller's thread spent (the trainer's stall).
+struct PublishResult {
+  bool committed = false;     // this shard was the last of its group: the version is visible
+  std::uint64_t bytes = 0;    // bytes of the shard (hashed in place; none copied)
+  unsigned hash_threads = 0;  // threads the checksum pass ran on
+  std::chrono::microseconds call{0};    // validate, lay out and expose, on the caller's thread
+  std::chrono::microseconds hashed{0};  // until every per-chunk checksum was in
+  std::chrono::microseconds commit{0};  // until the coordinator accepted the shard
+};
+
+// An asynchronous publish (Hub::publish_async): the checksum pass and the coordinator call run
+// on a hub worker thread. Move-only; thread-safe. Dropping the handle does not stop the publish
+// (its error, if any, is then only logged); an empty handle's calls are UserErrors.
+class PublishHandle {
+ public:
+  class State;  // private to the hub library
+  PublishHandle() = default;
+  explicit PublishHandle(std::shared_ptr<State> state);
+  PublishHandle(PublishHandle&&) noexcept;
+  PublishHandle& operator=(PublishHandle&&) noexcept;
+  PublishHandle(const PublishHandle&) = delete;
+  PublishHandle& operator=(const PublishHandle&) = delete;
+  ~PublishHandle();
+
+  bool valid() const { return state_ != nullptr; }
+  // True once the publish ended: committed at the coordinator, failed or cancelled.
+  bool ready() const;
+  // Waits up to `timeout` for the end; returns ready().
+  bool wait(std::chrono::milliseconds timeout) const;
+  // Waits for the end; returns the result or rethrows the publish's error (Cancelled after
+  // cancel() or unpublish(); HubClosed if the hub closed first). May be called again.
+  PublishResult result() const;
+  // Stops a publish still hashing and returns once nothing of it reads the tensors any more;
+  // nothing was registered then (the memory is the caller's again). A publish that already
+  // reached the coordinator stays published (unpublish it).
+  void cancel();
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
 class Hub {
  public:
   // Collective over `comm`: creates the data-plane window and connects to (or starts) the
@@ -248,9 +292,19 @@ class Hub {
   Hub(const Hub&) = delete;
   Hub& operator=(const Hub&) = delete;
 
-  // Registers references to `tensors` as this rank's shard of `version`. Copies nothing.
-  void publish(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
-               const std::optional<Group>& group = std::nullopt);
+  // Registers references to `tensors` as this rank's shard of `version`. Copies nothing; the
+  // per-chunk checksums are computed in place on up to HubOptions::hash_threads threads. Returns
+  // once the coordinator has the shard.
+  PublishResult publish(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
+                        const std::optional<Group>& group = std::nullopt);
+  // publish() that returns as soon as the shard is validated and exposed (O(metadata): no byte
+  // of the tensors is read on the caller's thread); the checksums and the coordinator call run
+  // on a hub worker thread, and the version becomes visible when they are done (the handle's
+  // result). The tensors are published from the call on: unchanged until unpublish() returns,
+  // not writable by a pull, and unpublish() of a version still hashing cancels its publish.
+  // Over mpi_rma it needs MPI_THREAD_MULTIPLE.
+  PublishHandle publish_async(const std::string& model, std::uint64_t version, std::span<const Tensor> tensors,
+                              const std::optional<Group>& group = std::nullopt);
   // Withdraws this rank's reference and blocks until no read of it is in flight. If the
   // version is retained and this rank is the last holder of some of it (for a publishing group:
   // when every rank unpublishes), the version is first written to a snapshot file under
