@@ -183,3 +183,40 @@ def test_prefetch_and_swap_loop(hubs):
     reader.stop_relaying(cur)
     reader.stop_relaying(spare)
     pub.unpublish("async-loop", 4)
+
+
+def test_publish_async_commits_and_is_read(hubs):
+    pub, reader = hubs
+    p = params(7)
+    h = pub.publish_async("pub-async", 1, p)
+    r = h.result(timeout=60.0)
+    assert h.ready() and h.wait(0) and h.result() is r
+    assert r.committed and r.bytes == sum(v.nbytes for v in p.values()) and r.hash_threads >= 1
+    assert 0 <= r.call_seconds <= r.hashed_seconds <= r.commit_seconds
+    got = reader.pull("pub-async", 1, into=zeros_like(p), relay=False)
+    for k, v in p.items():
+        assert got.tensors[k].tobytes() == v.tobytes()
+    sync = pub.publish("pub-async", 2, params(8))
+    assert isinstance(sync, tensorhub.PublishResult) and sync.committed
+    with pytest.raises(tensorhub.UserError, match="already published"):
+        pub.publish_async("pub-async", 2, params(9))
+    pub.unpublish("pub-async", 1)
+    pub.unpublish("pub-async", 2)
+
+
+def test_unpublish_cancels_a_publish_still_hashing(hubs):
+    pub, _ = hubs
+    big = {"w": np.zeros(1 << 28, dtype=np.float32)}  # 1 GiB in 4 KiB chunks: hashing takes a while
+    h = pub.publish_async("pub-cancel", 1, big)
+    pub.unpublish("pub-cancel", 1)  # the array is ours again once this returns
+    with pytest.raises(tensorhub.Cancelled):
+        h.result()
+    assert pub.latest("pub-cancel") is None
+    h2 = pub.publish_async("pub-cancel", 2, big)
+    h2.cancel()
+    assert h2.ready()
+    with pytest.raises(tensorhub.Cancelled):
+        h2.result()
+    with pytest.raises(tensorhub.NotFoundError):
+        pub.unpublish("pub-cancel", 2)
+    assert ("pub-cancel", 1) not in pub._published and ("pub-cancel", 2) not in pub._published

@@ -129,6 +129,7 @@ TEST(Checksum, HashShardOnThreadsEqualsDescribeShard) {
   EXPECT_FALSE(hash_shard(stopped, t, 4096, 2, &cancel));
   EXPECT_GE(default_hash_threads(), 1u);
   EXPECT_LE(default_hash_threads(), 4u);
+  EXPECT_LE(default_hash_threads(), usable_cpus());
 }
 
 }  // namespace

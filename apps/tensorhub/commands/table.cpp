@@ -44,7 +44,8 @@ constexpr std::array kTopLevel{
     Command{"demo", "trainers and rollouts in one job: publish, pull, verify, print a table", cmd_demo, true,
             "mpirun -n 6 --oversubscribe --mca osc ucx tensorhub demo --size 512MiB --versions 3"},
     Command{
-        "bench", "benchmarks: p2p | fanout | stall | elastic | crossdc | coordinator (nccl-tests flags -b -e -f -n -w)",
+        "bench", "benchmarks: p2p | publish | fanout | stall | elastic | crossdc | coordinator (nccl-tests flags -b -e "
+        "-f -n -w)",
         cmd_bench, true, "mpirun -n 4 --oversubscribe --mca osc ucx tensorhub bench fanout -b 8MiB", &bench_commands},
     Command{"sim", "flow-level simulator: the real coordinator vs ring/tree/star/store/ckpt at up to 1,024 GPUs",
             cmd_sim, false,
@@ -61,6 +62,8 @@ constexpr std::array kBench{
     Command{"p2p", "one reader pulls from one holder: memcpy, MPI_Rget (static, dynamic window), Hub::pull",
             cmd_bench_p2p, true,
             "mpirun -n 2 --oversubscribe --mca osc ucx tensorhub bench p2p -b 64MiB -e 1GiB -f 4 -n 5"},
+    Command{"publish", "the trainer's stall per publish: publish, publish_async (and its commit) vs memcpy",
+            cmd_bench_publish, true, "mpirun -n 1 tensorhub bench publish -b 1GiB -n 7"},
     Command{"fanout", "one trainer -> N readers: TensorHub vs star, MPI_Bcast and a storage rank", cmd_bench_fanout,
             true, "mpirun -n 4 --oversubscribe --mca osc ucx tensorhub bench fanout -b 8MiB"},
     Command{"stall", "RL loop: per-update weight stall, TensorHub vs an MPI_Bcast of every version", cmd_bench_stall,

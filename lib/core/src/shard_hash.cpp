@@ -1,5 +1,7 @@
 #include "tensorhub/core/shard_hash.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <thread>
 #include <vector>
@@ -20,10 +22,14 @@ constexpr std::size_t kMinChunksPerThread = 4;
 
 }  // namespace
 
-unsigned default_hash_threads() {
-  const unsigned hw = std::thread::hardware_concurrency();
-  return std::clamp(hw, 1u, 4u);
+unsigned usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return static_cast<unsigned>(CPU_COUNT(&set));
+  return std::thread::hardware_concurrency();
 }
+
+unsigned default_hash_threads() { return std::clamp(usable_cpus(), 1u, 4u); }
 
 bool hash_shard(ShardManifest& shard, std::span<const Tensor> tensors, std::uint64_t chunk_bytes, unsigned threads,
                 const std::atomic<bool>* cancel) {

@@ -41,6 +41,17 @@ py::dict to_dict(const PullResult& r) {
   return d;
 }
 
+py::dict to_dict(const PublishResult& r) {
+  py::dict d;
+  d["committed"] = r.committed;
+  d["bytes"] = r.bytes;
+  d["hash_threads"] = r.hash_threads;
+  d["call_seconds"] = static_cast<double>(r.call.count()) / 1e6;
+  d["hashed_seconds"] = static_cast<double>(r.hashed.count()) / 1e6;
+  d["commit_seconds"] = static_cast<double>(r.commit.count()) / 1e6;
+  return d;
+}
+
 py::dict to_dict(const Manifest& m) {
   py::list tensors;
   for (const auto& t : m.tensors) {

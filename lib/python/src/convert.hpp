@@ -25,6 +25,7 @@ std::vector<Tensor> to_tensors(const std::vector<TensorTuple>& in);
 std::optional<Group> to_group(const std::optional<GroupTuple>& g);
 Version to_version(const std::optional<std::uint64_t>& v);
 py::dict to_dict(const PullResult& r);
+py::dict to_dict(const PublishResult& r);
 py::dict to_dict(const Manifest& m);
 py::list to_list(const std::vector<ModelInfo>& models);
 // Seconds (Python float) -> milliseconds, rounded up (a positive deadline stays positive);

@@ -3,7 +3,8 @@
 // A thin layer over tensorhub::Hub (tensorhub/hub.hpp). Python code (tensorhub/_hub.py) turns
 // arrays into (name, dtype, shape, address, bytes) tuples and keeps the published objects alive;
 // convert.hpp builds tensorhub::Tensor views over those addresses, this file calls the Hub with
-// the GIL released (pull_handle.hpp: asynchronous pulls and the progress callback), and maps the C++ error taxonomy
+// the GIL released (pull_handle.hpp: asynchronous pulls and the progress callback;
+// publish_handle.hpp: asynchronous publishes), and maps the C++ error taxonomy
 // (tensorhub/core/error.hpp) onto Python exceptions.
 #include <mpi.h>
 #include <pybind11/functional.h>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "convert.hpp"
+#include "publish_handle.hpp"
 #include "pull_handle.hpp"
 #include "tensorhub/config.hpp"
 #include "tensorhub/hub.hpp"
@@ -63,12 +65,30 @@ class PyHub {
     hub_->close();
   }
 
-  void publish(const std::string& model, std::uint64_t version, const std::vector<TensorTuple>& tensors,
-               const std::optional<GroupTuple>& group) {
+  py::dict publish(const std::string& model, std::uint64_t version, const std::vector<TensorTuple>& tensors,
+                   const std::optional<GroupTuple>& group) {
     const auto ts = to_tensors(tensors);
     const auto g = to_group(group);
-    py::gil_scoped_release nogil;
-    hub_->publish(model, version, ts, g);
+    PublishResult r;
+    {
+      py::gil_scoped_release nogil;
+      r = hub_->publish(model, version, ts, g);
+    }
+    return to_dict(r);
+  }
+
+  // Returns after validate + expose; the Python layer keeps the arrays alive until unpublish.
+  std::unique_ptr<PyPublishHandle> publish_async(const std::string& model, std::uint64_t version,
+                                                 const std::vector<TensorTuple>& tensors,
+                                                 const std::optional<GroupTuple>& group) {
+    const auto ts = to_tensors(tensors);
+    const auto g = to_group(group);
+    PublishHandle h;
+    {
+      py::gil_scoped_release nogil;  // starting joins ended workers
+      h = hub_->publish_async(model, version, ts, g);
+    }
+    return std::make_unique<PyPublishHandle>(std::move(h));
   }
 
   py::dict pull(const std::string& model, const std::optional<std::uint64_t>& version,
@@ -246,6 +266,11 @@ PYBIND11_MODULE(_tensorhub, m) {
       .def_property_readonly("progress", &th::PyPullHandle::progress)
       .def("result", &th::PyPullHandle::result)
       .def("cancel", &th::PyPullHandle::cancel);
+  py::class_<th::PyPublishHandle>(m, "PublishHandle")
+      .def("ready", &th::PyPublishHandle::ready)
+      .def("wait", &th::PyPublishHandle::wait, py::arg("timeout_s"))
+      .def("result", &th::PyPublishHandle::result)
+      .def("cancel", &th::PyPublishHandle::cancel);
   m.attr("DEFAULT_CHUNK_BYTES") = tensorhub::kDefaultChunkBytes;
   m.attr("HAVE_UCX") = TENSORHUB_HAVE_UCX != 0;
   m.attr("VERSION") = TENSORHUB_VERSION;
@@ -262,6 +287,7 @@ PYBIND11_MODULE(_tensorhub, m) {
            py::arg("snapshot_dir"))
       .def("close", &th::PyHub::close)
       .def("publish", &th::PyHub::publish)
+      .def("publish_async", &th::PyHub::publish_async)
       .def("pull", &th::PyHub::pull)
       .def("pull_async", &th::PyHub::pull_async)
       .def("cpp_pull_seconds", &th::PyHub::cpp_pull_seconds)

@@ -39,7 +39,7 @@ from ._tensorhub import (
     UserError,
 )
 from ._arrays import NUMPY_DTYPES, Tensor
-from ._hub import Group, Hub, Manifest, PullHandle, PullResult, TensorInfo, parse_bytes
+from ._hub import Group, Hub, Manifest, PublishHandle, PublishResult, PullHandle, PullResult, TensorInfo, parse_bytes
 
 __version__ = "0.1.0"
 
@@ -60,6 +60,8 @@ __all__ = [
     "NUMPY_DTYPES",
     "NotFoundError",
     "OffloadRequired",
+    "PublishHandle",
+    "PublishResult",
     "PullHandle",
     "PullResult",
     "Tensor",

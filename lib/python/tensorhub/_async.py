@@ -1,7 +1,9 @@
-"""tensorhub.PullHandle: an asynchronous pull (Hub.pull_async; tensorhub::PullHandle in C++)."""
+"""tensorhub.PullHandle and tensorhub.PublishHandle: an asynchronous pull (Hub.pull_async;
+tensorhub::PullHandle in C++) and an asynchronous publish (Hub.publish_async)."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any, Callable, Mapping
 
@@ -83,3 +85,64 @@ class PullHandle:
 
     def __exit__(self, *exc: object) -> None:
         self.cancel()
+
+
+@dataclasses.dataclass(frozen=True)
+class PublishResult:
+    """What a publish did. Times in seconds from the call: ``call_seconds`` on the caller's
+    thread (the trainer's stall), ``hashed_seconds`` until every checksum was in,
+    ``commit_seconds`` until the coordinator accepted the shard."""
+
+    committed: bool  # this shard was the last of its group: the version is visible
+    bytes: int
+    hash_threads: int
+    call_seconds: float
+    hashed_seconds: float
+    commit_seconds: float
+
+
+class PublishHandle:
+    """An asynchronous publish (:meth:`Hub.publish_async`), hashed and sent by a hub worker thread.
+
+    ``ready()`` never blocks; ``wait(timeout)`` and ``result(timeout)`` block with the GIL
+    released and Ctrl-C interrupts them; ``cancel()`` stops a publish still hashing and returns
+    once nothing of it reads the arrays (then nothing was published); one that reached the
+    coordinator stays published. Dropping the handle does not stop the publish.
+    """
+
+    def __init__(self, impl: Any, release: Callable[[], Any] | None = None) -> None:
+        self._impl = impl
+        self._release = release  # drops the hub's references to the arrays of a publish that failed
+        self._result: PublishResult | None = None
+
+    def ready(self) -> bool:
+        """True once the publish ended: committed at the coordinator, failed or cancelled."""
+        return self._impl.ready()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Waits up to ``timeout`` seconds (None: until it ends); returns :meth:`ready`."""
+        return _wait_slices(self._impl.wait, _seconds(timeout, "timeout"))
+
+    def result(self, timeout: float | None = None) -> PublishResult:
+        """Waits for the end and returns the :class:`PublishResult`, or raises the publish's
+        exception (:class:`Cancelled` after :meth:`cancel` or ``unpublish``). TimeoutError when
+        ``timeout`` seconds pass first. May be called again."""
+        if self._result is not None:
+            return self._result
+        if not self.wait(timeout):
+            raise _tensorhub.TimeoutError(f"PublishHandle.result: the publish did not end within {timeout} s")
+        try:
+            self._result = PublishResult(**self._impl.result())
+        except _tensorhub.Error:
+            if self._release is not None:
+                self._release()  # nothing was published: the arrays are the caller's again
+            raise
+        return self._result
+
+    def cancel(self) -> None:
+        """Stops a publish still hashing (GIL released); see the class docstring."""
+        self._impl.cancel()
+        try:
+            self.result()
+        except _tensorhub.Error:
+            pass  # cancelled (or failed): result() raises it again

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Union
 import numpy as np
 
 from . import _arrays, _tensorhub
-from ._async import PullHandle, _seconds
+from ._async import PublishHandle, PublishResult, PullHandle, _seconds
 
 VersionArg = Union[int, str]
 
@@ -266,26 +266,57 @@ class Hub:
         return self._impl.address
 
     # ---- publishing ------------------------------------------------------------------------
-    def publish(self, model: str, version: int, tensors: Mapping[str, Any], group: Group | None = None) -> None:
+    def publish(self, model: str, version: int, tensors: Mapping[str, Any],
+                group: Group | None = None) -> PublishResult:
         """Registers references to ``tensors`` (name -> array) as this rank's shard of
         ``version``. Copies nothing: the arrays must not change until :meth:`unpublish`
-        returns, and the hub keeps them alive until then.
+        returns, and the hub keeps them alive until then. Returns once the coordinator has the
+        shard (the per-chunk checksums are computed in place on worker threads).
 
         Example: ``hub.publish("policy", step, {"w1": w1, "b1": b1})``
         """
+        v, vs = self._publish_args(version, tensors)
+        r = self._impl.publish(model, v, [x.as_tuple() for x in vs], _group(group))
+        self._published.setdefault((model, v), []).extend(x.owner for x in vs)
+        return PublishResult(**r)
+
+    def publish_async(self, model: str, version: int, tensors: Mapping[str, Any],
+                      group: Group | None = None) -> PublishHandle:
+        """:meth:`publish` that returns as soon as the shard is validated and exposed (no byte of
+        the arrays is read on this thread: the trainer's stall is O(metadata)); the checksums and
+        the coordinator call run on a hub worker thread, and the version becomes visible when
+        they are done (:meth:`PublishHandle.result`). The arrays are published from the call on:
+        unchanged until :meth:`unpublish` returns; ``unpublish`` of a version still hashing
+        cancels its publish. Dropping the handle does not stop the publish (a failure is then only
+        logged, and the arrays stay referenced until :meth:`close`; ``result()`` releases them). Over ``mpi_rma`` MPI must provide MPI_THREAD_MULTIPLE.
+
+        Example::
+
+            h = hub.publish_async("policy", step, weights)   # returns in well under a millisecond
+            optimizer.step_on_other_buffers()
+            h.result()                                       # raises the publish's error, if any
+        """
+        v, vs = self._publish_args(version, tensors)
+        impl = self._impl.publish_async(model, v, [x.as_tuple() for x in vs], _group(group))
+        self._published.setdefault((model, v), []).extend(x.owner for x in vs)
+        return PublishHandle(impl, lambda: self._published.pop((model, v), None))
+
+    def _publish_args(self, version: int, tensors: Mapping[str, Any]) -> tuple[int, list[Any]]:
         v = _version(version)
         if v is None:
             raise _tensorhub.UserError("publish needs an int version")
-        vs = _arrays.views(tensors, writable=False)
-        self._impl.publish(model, v, [x.as_tuple() for x in vs], _group(group))
-        self._published.setdefault((model, v), []).extend(x.owner for x in vs)
+        return v, _arrays.views(tensors, writable=False)
 
     def unpublish(self, model: str, version: int, timeout: float | None = None) -> None:
         """Withdraws this rank's reference; returns once no read of it is in flight, then
         releases the arrays (they may be written again). With ``timeout`` (seconds): TimeoutError
         if reads are still in flight then; the reference is withdrawn (no new reads) but the
         arrays are still read and stay referenced: call unpublish again to wait for the rest."""
-        self._impl.unpublish(model, version, _seconds(timeout, "timeout"))
+        try:
+            self._impl.unpublish(model, version, _seconds(timeout, "timeout"))
+        except _tensorhub.NotFoundError:
+            self._published.pop((model, version), None)  # not referenced by the hub (e.g. a failed publish_async)
+            raise
         self._published.pop((model, version), None)
 
     def retain(self, model: str, version: int) -> None:

@@ -75,7 +75,8 @@ struct HubOptions {
   // (CoordinatorConfig::plan_fanout; at most max_readers_per_source). 1: relay chains.
   std::uint32_t plan_fanout = 1;
   std::uint32_t inflight = 8;  // reads in flight per pull
-  // Threads one publish computes its per-chunk checksums on. 0: min(4, hardware threads).
+  // Threads one publish computes its per-chunk checksums on. 0: min(4, CPUs in this process's
+  // affinity mask): a rank bound to one core (mpirun's default binding) hashes on one.
   std::uint32_t hash_threads = 0;
   // Plan-based pulls (share/doc/architecture.md section 3): one plan per pull from the coordinator, relay
   // progress learnt from the relays' progress bytes. false (or TENSORHUB_PLAN=0, read when this

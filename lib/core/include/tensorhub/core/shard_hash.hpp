@@ -12,7 +12,9 @@
 
 namespace tensorhub {
 
-// Threads a publish hashes one shard on: min(4, hardware threads), at least 1.
+// CPUs this process may run on (its affinity mask: 1 for an MPI rank bound to one core).
+unsigned usable_cpus();
+// Threads a publish hashes one shard on: min(4, usable_cpus()), at least 1.
 unsigned default_hash_threads();
 
 // Fills shard.checksums (as describe_shard_layout sized them, for `tensors` in the same order)
