@@ -3,7 +3,7 @@
 // A Hub looks like a store of weight versions but keeps no copy of any weight
 // (Reference-Oriented Storage). publish() registers *references* to the caller's memory;
 // pull() reads a version directly from whichever processes hold it (publishers, or readers that
-// pulled it before and relay it), chunk by chunk, verified by xxHash64.
+// pulled it before and relay it), chunk by chunk, verified by per-chunk XXH3-64 checksums.
 //
 // Threads: every call may be made from any thread, concurrently. One API mutex guards this
 // rank's references; a pull holds it only to resolve, check and offer its buffers and to record
@@ -127,7 +127,7 @@ class Version {
 };
 
 struct PullOptions {
-  bool verify = true;          // check each chunk's xxHash64 (always on while relaying)
+  bool verify = true;          // check each chunk's checksum (always on while relaying)
   bool relay = true;           // serve the pulled chunks to later readers
   std::optional<Group> group;  // reading group; default: this rank alone
   // Called on the pulling thread as chunks arrive: (bytes done, bytes wanted). May be empty.
