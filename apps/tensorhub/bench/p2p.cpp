@@ -48,6 +48,7 @@ struct P2pConfig {
   bool dynamic = false;
   std::string transports = "mpi_rma";
   std::uint32_t holder_poll_us = 500;
+  int verify_threads = -1;
 };
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -143,6 +144,7 @@ struct Rig {
     opt.transport = spec.name;
     opt.chunk_bytes = chunk;
     opt.inflight = c.inflight;
+    opt.verify_threads = c.verify_threads;
     // mpi_rma reads and exposes its registered pool; the other transports any memory.
     const bool pooled = spec.name == "mpi_rma";
     if (pooled) opt.pool_bytes = bytes + 4096;
@@ -273,6 +275,7 @@ int run_p2p(const P2pConfig& c, const Args& args, int rank) {
                      {"chunk_bytes", parse_bytes(c.chunk)},
                      {"inflight", c.inflight},
                      {"holder_poll_us", c.holder_poll_us},
+                     {"verify_threads", c.verify_threads},
                      {"iterations", c.sweep.iters},
                      {"results", results}};
     std::printf("%s\n", j.dump().c_str());
@@ -301,6 +304,9 @@ int cmd_bench_p2p(const Args& args) {
       "transport", po::value(&c.transports)->default_value(c.transports),
       "comma-separated transports for hub_pull, each a name the transport factory knows (mpi_rma, ucx, "
       "cma, ...); mpi_rma:get_flush or mpi_rma:rget also sets TENSORHUB_MPI_READ for that hub")(
+      "verify-threads", po::value(&c.verify_threads)->default_value(c.verify_threads),
+      "HubOptions::verify_threads of the reader's hub: -1 min(3, CPUs in its affinity mask - 1), 0 verify "
+      "on the pulling thread")(
       "holder-poll-us", po::value(&c.holder_poll_us)->default_value(c.holder_poll_us),
       "how often the idle holder calls MPI (its barrier's MPI_Test) while the reader reads; e.g. 50000 "
       "shows which reads wait for the holder")("json", po::value(&c.json), "also write the JSON to this file")(

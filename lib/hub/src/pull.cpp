@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "puller.hpp"
+#include "tensorhub/core/shard_hash.hpp"
 #include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/validate.hpp"
 #include "tensorhub/device/device.hpp"
@@ -199,6 +200,8 @@ std::unique_ptr<PullJob> Puller::prepare(const std::string& model, const Version
   eo.verify = options.verify;
   eo.relay = job->relay;
   eo.inflight = ctx_.options.inflight;
+  eo.verify_threads = ctx_.options.verify_threads >= 0 ? static_cast<std::uint32_t>(ctx_.options.verify_threads)
+                                                       : std::min(3u, usable_cpus() - 1);
   eo.deadline = options.deadline.value_or(ctx_.options.pull_deadline);
   eo.trace = ctx_.trace;
   eo.plan = ctx_.options.plan;

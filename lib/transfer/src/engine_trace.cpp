@@ -40,11 +40,13 @@ void EngineTrace::ended(const Read& r, std::uint32_t chunk, coord::WorkerId hold
                    {"transport", transport_}});
 }
 
-void EngineTrace::verified(std::uint32_t chunk, Steady::time_point start, bool ok) {
-  const auto end = Steady::now();
+void EngineTrace::verified(std::uint32_t chunk, Steady::time_point start, bool ok,
+                           std::optional<Steady::time_point> ended) {
+  const auto now = Steady::now();
+  const auto end = ended.value_or(now);
   verify_s_ += std::chrono::duration<double>(end - start).count();
   if (!recorder_) return;
-  const auto wall_end = Wall::now();
+  const auto wall_end = Wall::now() - std::chrono::duration_cast<Wall::duration>(now - end);
   const auto wall_start = wall_end - std::chrono::duration_cast<Wall::duration>(end - start);
   recorder_->span("verify", "verify", TraceRecorder::kCallLane, wall_start, wall_end,
                   {{"chunk", static_cast<std::int64_t>(chunk)},

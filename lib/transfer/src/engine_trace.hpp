@@ -35,7 +35,10 @@ class EngineTrace {
   // The read ended (ok: its bytes arrived and, if checked, verified); frees its lane.
   void ended(const Read& r, std::uint32_t chunk, coord::WorkerId holder, bool origin, bool ok);
   // Checksum of `chunk` computed between `start` and now.
-  void verified(std::uint32_t chunk, Steady::time_point start, bool ok);
+  // The check of `chunk` ran from `start` to `end` (now if unset; another thread's check ends
+  // before it is reported).
+  void verified(std::uint32_t chunk, Steady::time_point start, bool ok,
+                std::optional<Steady::time_point> end = std::nullopt);
   // After each acquire: whether the pull now has no source at all (nothing assigned, nothing in
   // flight). A wait ends at the next assignment.
   void sources(bool none);

@@ -41,6 +41,9 @@ class Landing {
   // host-to-device copy) and, when `check`, compares their checksum. True: the chunk's bytes
   // are in place (and match); false: they do not match. Frees the chunk's bounce slot.
   bool land(std::uint32_t chunk, bool check);
+  // Where `chunk` lands in host memory (read there directly: a host destination); null for a
+  // chunk of a device destination.
+  const unsigned char* host_bytes(std::uint32_t chunk) const { return on_device(chunk) ? nullptr : where(chunk); }
   // The read of `chunk` failed: frees its bounce slot.
   void release(std::uint32_t chunk) noexcept;
   // The read of `chunk` was abandoned (the transport may still write its slot): the slot is

@@ -38,7 +38,8 @@ PlanReader::PlanReader(coord::Client& coordinator, transport::Transport& transpo
       stall_(stall_of(o)),
       pause_(std::max<std::chrono::milliseconds>(o.replan_pause, std::chrono::milliseconds(1))),
       trace_(o.trace, m, std::string(transport.name()), o.inflight),
-      landing_(m, dests, o, transport) {
+      landing_(m, dests, o, transport),
+      verifier_(o.verify || o.relay ? o.verify_threads : 0) {
   state_.assign(m.chunks.size(), State::kUnwanted);
   source_of_.assign(m.chunks.size(), 0);
   for (const auto& d : dests) {
@@ -92,7 +93,9 @@ void PlanReader::loop() {
                          std::to_string(remaining_) + " chunks left)");
     }
     trace_.sources(reading_ == 0 && nothing_ready() && remaining_ > 0);
-    if (!progressed) std::this_thread::sleep_for(std::chrono::microseconds(reads_.empty() ? 200 : 20));
+    if (!progressed) {
+      std::this_thread::sleep_for(std::chrono::microseconds(reads_.empty() && verifying_.empty() ? 200 : 20));
+    }
   }
   release_all();
   flush();
@@ -193,8 +196,10 @@ bool PlanReader::reap() {
     chunks = true;
     landed_chunk(r, c.ok, c.error);
   }
+  const bool checked = !verifying_.empty() && collect_verified();
+  chunks |= checked;
   if (o_.progress && chunks) o_.progress(stats_.bytes, total_bytes_);
-  return !completions_.empty();
+  return !completions_.empty() || checked;
 }
 
 void PlanReader::landed_chunk(const Read& r, bool ok, const std::string& error) {
@@ -208,9 +213,34 @@ void PlanReader::landed_chunk(const Read& r, bool ok, const std::string& error) 
   }
   const bool check = o_.verify || o_.relay;
   const auto verify_start = EngineTrace::Steady::now();
+  if (const auto* bytes = landing_.host_bytes(r.chunk); check && bytes != nullptr && verifier_.async()) {
+    verifier_.submit(r.chunk, bytes, spec.length, m_.checksum_algorithm, spec.checksum);
+    verifying_.emplace(r.chunk, r);
+    return;
+  }
   const bool good = landing_.land(r.chunk, check);  // on the device for device destinations
+  checked_chunk(r, check, good, verify_start);
+}
+
+bool PlanReader::collect_verified() {
+  verified_.clear();
+  verifier_.collect(verified_);
+  for (const auto& v : verified_) {
+    const auto it = verifying_.find(v.chunk);
+    require(it != verifying_.end(), "a verified chunk that was not submitted");
+    const Read r = it->second;
+    verifying_.erase(it);
+    checked_chunk(r, true, v.good, v.start, v.end);
+  }
+  return !verified_.empty();
+}
+
+void PlanReader::checked_chunk(const Read& r, bool check, bool good, EngineTrace::Steady::time_point verify_start,
+                               std::optional<EngineTrace::Steady::time_point> verify_end) {
+  const auto& s = sources_.at(r.holder);
+  const auto& spec = m_.chunks[r.chunk];
   if (check) {
-    trace_.verified(r.chunk, verify_start, good);
+    trace_.verified(r.chunk, verify_start, good, verify_end);
     if (!good) {
       trace_.ended(r.trace, r.chunk, r.holder, s.info.origin, false);
       auto bad = "'" + m_.model + "' v" + std::to_string(m_.version) + ": checksum mismatch in " +
@@ -272,6 +302,8 @@ void PlanReader::flush() {
 
 std::vector<PlanReader::Read> PlanReader::drain_after_error() noexcept {
   std::vector<Read> abandoned;
+  verifier_.wait_idle();  // no check reads a destination any more; unchecked chunks are not held
+  verifying_.clear();
   try {
     const auto until = std::max(deadline_, Clock::now() + std::min<Clock::duration>(o_.deadline, kDrainGrace));
     while (!reads_.empty() && Clock::now() < until) {

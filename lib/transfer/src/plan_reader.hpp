@@ -19,6 +19,7 @@
 
 #include "engine_trace.hpp"
 #include "landing.hpp"
+#include "verifier.hpp"
 #include "tensorhub/transfer/pull_engine.hpp"
 
 namespace tensorhub::transfer {
@@ -68,6 +69,11 @@ class PlanReader {
   bool post_reads();
   bool reap();
   void landed_chunk(const Read& r, bool ok, const std::string& error);
+  // A landed chunk's check came back (inline, or from the Verifier): held, or failed as corrupt.
+  void checked_chunk(const Read& r, bool check, bool good, EngineTrace::Steady::time_point verify_start,
+                     std::optional<EngineTrace::Steady::time_point> verify_end = std::nullopt);
+  // Hands the Verifier's results to checked_chunk; true if there were any.
+  bool collect_verified();
   void failed_chunk(std::uint32_t chunk, coord::WorkerId holder, const std::string& why);
   bool report_due() const;
   void flush();
@@ -131,7 +137,11 @@ class PlanReader {
   Logger log_{"transfer"};
   EngineTrace trace_;
   PullStats stats_;
-  Landing landing_;  // last: synchronizes the device stream first when the reader goes
+  // Landed host chunks being verified on the Verifier's threads.
+  std::unordered_map<std::uint32_t, Read> verifying_;
+  std::vector<Verifier::Result> verified_;
+  Landing landing_;    // synchronizes the device stream when the reader goes
+  Verifier verifier_;  // last: joined first, so no check reads a destination after the pull ends
 };
 
 }  // namespace tensorhub::transfer

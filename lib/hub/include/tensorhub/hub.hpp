@@ -75,6 +75,10 @@ struct HubOptions {
   // (CoordinatorConfig::plan_fanout; at most max_readers_per_source). 1: relay chains.
   std::uint32_t plan_fanout = 1;
   std::uint32_t inflight = 8;  // reads in flight per pull
+  // Threads a pull verifies landed chunks on while it reads the next ones (plan mode, host
+  // destinations). -1: min(3, CPUs in the affinity mask - 1), so a rank bound to one core
+  // verifies on the pulling thread; 0: always on the pulling thread.
+  int verify_threads = -1;
   // Threads one publish computes its per-chunk checksums on. 0: min(4, CPUs in this process's
   // affinity mask): a rank bound to one core (mpirun's default binding) hashes on one.
   std::uint32_t hash_threads = 0;

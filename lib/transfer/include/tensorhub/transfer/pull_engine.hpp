@@ -114,6 +114,9 @@ struct EngineOptions {
   // The device of the destinations in device memory (needed only for those). Its stream is
   // synchronized before run() returns or throws.
   device::Device* device = nullptr;
+  // Plan mode: threads that verify landed host chunks while the next ones are read (Verifier).
+  // 0: on the pulling thread, after each read.
+  std::uint32_t verify_threads = 0;
 };
 
 struct SourceStats {

@@ -1,0 +1,69 @@
+#include "verifier.hpp"
+
+namespace tensorhub::transfer {
+
+Verifier::Verifier(unsigned threads) {
+  workers_.reserve(threads);
+  for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+}
+
+Verifier::~Verifier() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+    queue_.clear();
+  }
+  cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void Verifier::submit(std::uint32_t chunk, const unsigned char* data, std::uint64_t length,
+                      ChecksumAlgorithm algorithm, std::uint64_t expected) {
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back(Task{chunk, data, length, algorithm, expected});
+    ++pending_;
+  }
+  cv_.notify_one();
+}
+
+void Verifier::collect(std::vector<Result>& out) {
+  std::lock_guard lock(mu_);
+  out.insert(out.end(), done_.begin(), done_.end());
+  pending_ -= done_.size();
+  done_.clear();
+}
+
+std::size_t Verifier::pending() const {
+  std::lock_guard lock(mu_);
+  return pending_;
+}
+
+void Verifier::wait_idle() noexcept {
+  std::unique_lock lock(mu_);
+  queue_.clear();
+  idle_cv_.wait(lock, [&] { return running_ == 0; });
+  pending_ = 0;
+  done_.clear();
+}
+
+void Verifier::work() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (stop_) return;
+    const Task t = queue_.front();
+    queue_.pop_front();
+    ++running_;
+    lock.unlock();
+    const auto start = std::chrono::steady_clock::now();
+    const bool good = checksum64(t.algorithm, t.data, t.length) == t.expected;
+    const auto end = std::chrono::steady_clock::now();
+    lock.lock();
+    --running_;
+    done_.push_back(Result{t.chunk, good, start, end});
+    idle_cv_.notify_all();
+  }
+}
+
+}  // namespace tensorhub::transfer
