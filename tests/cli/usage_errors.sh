@@ -29,7 +29,7 @@ check() {
 }
 check "tensorhub: missing command (one of: serve, publish, pull" --
 check "tensorhub: unknown command 'frobnicate'" -- frobnicate
-check "tensorhub bench: missing command (one of: p2p, fanout, stall, elastic, crossdc" -- bench
+check "tensorhub bench: missing command (one of: p2p, publish, fanout, stall, elastic, crossdc" -- bench
 check "tensorhub bench: unknown command 'nope'" -- bench nope
 check "tensorhub snapshot: unknown command 'copy' (one of: save, load, verify, inspect" -- snapshot copy
 check "tensorhub demo: unrecognised option '--no-such-flag'" -- demo --no-such-flag
@@ -40,6 +40,8 @@ check "-b/--minbytes (8MiB) is larger than -e/--maxbytes (1MiB)" -- bench p2p -b
 check "-f/--stepfactor must be at least 2" -- bench fanout -b 1MiB -e 4MiB -f 1
 check "need 1 <= W < V" -- bench stall -n 3 -w 3
 check "bench elastic has no warm-up: -w must be 0" -- bench elastic -w 1
+check "--tensors must be at least 1" -- bench publish --tensors 0
+check "--chunk must be positive" -- bench publish --chunk 0
 check "bad byte size suffix" -- bench stall --size 12XB
 check "in the environment: TENSORHUB_MAX_READERS: " TENSORHUB_MAX_READERS=lots -- pull --config /dev/null
 # Issue 16: negative numbers wrapped silently, bad ports and zero counts were accepted.
