@@ -2,8 +2,8 @@
 // before the coordinator has the shard (its publish held at a Gate), the version becomes visible
 // and readable when the handle is ready, the memory is guarded from the call on (pull into it, a
 // second publish of the version), unpublish of a publish still in flight (waits for its commit,
-// or cancels it while it hashes: 1 GiB on one thread), cancel(), errors from the coordinator reported by the handle, close() with a
-// publish hashing, and what the synchronous publish returns.
+// or cancels it while it hashes: 1 GiB on one thread), cancel(), errors from the coordinator reported by the handle,
+// close() with a publish hashing, and what the synchronous publish returns.
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -123,8 +123,9 @@ int run_publish_bench(const PublishConfig& c, const Args& args, int rank) {
       const unsigned threads = x.hash_threads != 0 ? x.hash_threads : 1;
       table.add({format_bytes(total), m, std::to_string(threads), fmt(call, 3), fmt(call / memcpy_ms, 4),
                  has_commit ? fmt(commit, 2) : "-"});
-      nlohmann::json row{{"bytes", total},        {"method", m},         {"threads", threads},
-                         {"caller_ms", x.call_ms}, {"median_caller_ms", call}, {"ratio_memcpy", call / memcpy_ms}};
+      nlohmann::json row{{"bytes", total},           {"method", m},
+                         {"threads", threads},       {"caller_ms", x.call_ms},
+                         {"median_caller_ms", call}, {"ratio_memcpy", call / memcpy_ms}};
       if (has_commit) {
         row["commit_ms"] = x.commit_ms;
         row["median_commit_ms"] = commit;
@@ -138,14 +139,14 @@ int run_publish_bench(const PublishConfig& c, const Args& args, int rank) {
   for (const auto& a : args) cmd += " " + a;
   if (rank == 0) {
     std::printf("# %s\n", cmd.c_str());
-    std::printf("# this rank may run on %u CPU(s) (its affinity mask: mpirun binds a rank to one core unless "
-                "--bind-to none/socket)\n",
-                usable_cpus());
+    std::printf(
+        "# this rank may run on %u CPU(s) (its affinity mask: mpirun binds a rank to one core unless "
+        "--bind-to none/socket)\n",
+        usable_cpus());
     table.print(stdout);
-    nlohmann::json j{{"benchmark", "publish"}, {"command", cmd},          {"chunk_bytes", chunk},
-                     {"tensors", c.tensors},   {"transport", c.transport}, {"iterations", c.sweep.iters},
-                     {"usable_cpus", usable_cpus()},
-                     {"results", results}};
+    nlohmann::json j{{"benchmark", "publish"},       {"command", cmd},           {"chunk_bytes", chunk},
+                     {"tensors", c.tensors},         {"transport", c.transport}, {"iterations", c.sweep.iters},
+                     {"usable_cpus", usable_cpus()}, {"results", results}};
     std::printf("%s\n", j.dump().c_str());
     if (!c.json.empty()) write_json_file(c.json, j);
   }

@@ -43,10 +43,11 @@ constexpr std::array kTopLevel{
             "tensorhub recover --hub node0:7070 --snapshot-dir /shared/tensorhub/snapshots"},
     Command{"demo", "trainers and rollouts in one job: publish, pull, verify, print a table", cmd_demo, true,
             "mpirun -n 6 --oversubscribe --mca osc ucx tensorhub demo --size 512MiB --versions 3"},
-    Command{
-        "bench", "benchmarks: p2p | publish | fanout | stall | elastic | crossdc | coordinator (nccl-tests flags -b -e "
-        "-f -n -w)",
-        cmd_bench, true, "mpirun -n 4 --oversubscribe --mca osc ucx tensorhub bench fanout -b 8MiB", &bench_commands},
+    Command{"bench",
+            "benchmarks: p2p | publish | fanout | stall | elastic | crossdc | coordinator (nccl-tests flags -b -e "
+            "-f -n -w)",
+            cmd_bench, true, "mpirun -n 4 --oversubscribe --mca osc ucx tensorhub bench fanout -b 8MiB",
+            &bench_commands},
     Command{"sim", "flow-level simulator: the real coordinator vs ring/tree/star/store/ckpt at up to 1,024 GPUs",
             cmd_sim, false,
             "tensorhub sim --preset netsim --readers 4,8\n"

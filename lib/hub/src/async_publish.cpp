@@ -3,7 +3,6 @@
 
 #include <utility>
 
-
 namespace tensorhub {
 
 void PublishHandle::State::hashed() {

@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "puller.hpp"
-#include "tensorhub/core/shard_hash.hpp"
 #include "tensorhub/core/checksum.hpp"
+#include "tensorhub/core/shard_hash.hpp"
 #include "tensorhub/core/validate.hpp"
 #include "tensorhub/device/device.hpp"
 

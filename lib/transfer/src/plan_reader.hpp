@@ -19,8 +19,8 @@
 
 #include "engine_trace.hpp"
 #include "landing.hpp"
-#include "verifier.hpp"
 #include "tensorhub/transfer/pull_engine.hpp"
+#include "verifier.hpp"
 
 namespace tensorhub::transfer {
 

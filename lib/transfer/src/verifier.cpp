@@ -17,8 +17,8 @@ Verifier::~Verifier() {
   for (auto& t : workers_) t.join();
 }
 
-void Verifier::submit(std::uint32_t chunk, const unsigned char* data, std::uint64_t length,
-                      ChecksumAlgorithm algorithm, std::uint64_t expected) {
+void Verifier::submit(std::uint32_t chunk, const unsigned char* data, std::uint64_t length, ChecksumAlgorithm algorithm,
+                      std::uint64_t expected) {
   {
     std::lock_guard lock(mu_);
     queue_.push_back(Task{chunk, data, length, algorithm, expected});

@@ -244,9 +244,9 @@ class PullHandle {
 // What one rank's publish did (Hub::publish_async's handle; Hub::publish returns it too).
 // Times count from the call; `call` is what the caller's thread spent (the trainer's stall).
 struct PublishResult {
-  bool committed = false;     // this shard was the last of its group: the version is visible
-  std::uint64_t bytes = 0;    // bytes of the shard (hashed in place; none copied)
-  unsigned hash_threads = 0;  // threads the checksum pass ran on
+  bool committed = false;               // this shard was the last of its group: the version is visible
+  std::uint64_t bytes = 0;              // bytes of the shard (hashed in place; none copied)
+  unsigned hash_threads = 0;            // threads the checksum pass ran on
   std::chrono::microseconds call{0};    // validate, lay out and expose, on the caller's thread
   std::chrono::microseconds hashed{0};  // until every per-chunk checksum was in
   std::chrono::microseconds commit{0};  // until the coordinator accepted the shard
