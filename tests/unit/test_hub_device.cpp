@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "device_test_util.hpp"
@@ -124,6 +125,42 @@ TEST_F(DeviceHubs, DevicePublishToHostAndDeviceReaders) {
   const auto r2 = bounced->pull("m", Version::latest(), d2.tensors, no_relay);
   EXPECT_EQ(r2.bounced_bytes, 2 * kBytes);
   EXPECT_EQ(d2.download().mismatches(3), 0u);
+}
+
+// Retention of a device version: its last holder offloads it to a snapshot (device-to-host
+// copies, no host access to device bytes), and readers get it back from the file into device
+// buffers (staged through a host buffer) and host buffers.
+TEST_F(DeviceHubs, DeviceVersionIsOffloadedAndReadBackIntoDeviceBuffers) {
+  namespace fs = std::filesystem;
+  std::string dir = (fs::temp_directory_path() / "tensorhub-device-offload-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  HubOptions o = small_chunks();
+  o.snapshot_dir = dir;
+  auto& pub = add_device_hub(std::make_unique<DevicePathTransport>("pub", *dev_, true), o);
+  Buffers pattern(2, kBytes);
+  pattern.fill(5);
+  DeviceBuffers src(*dev_, 2, kBytes);
+  src.upload(pattern);
+  pub.publish("m", 5, src.tensors, std::nullopt);
+  pub.retain("m", 5);
+  pub.unpublish("m", 5);  // the last holder: <dir>/m/v5.h5
+  ASSERT_TRUE(fs::exists(fs::path(dir) / "m" / "v5.h5"));
+  src.upload(Buffers(2, kBytes));  // the device memory is the publisher's again
+
+  HubCore* reader = nullptr;
+  add_path_hub(true, &reader);
+  DeviceBuffers dst(*dev_, 2, kBytes);
+  PullOptions no_relay;
+  no_relay.relay = false;
+  const auto r = reader->pull("m", Version::exact(5), dst.tensors, no_relay);
+  EXPECT_EQ(r.file_bytes, 2 * kBytes);
+  EXPECT_EQ(dst.download().mismatches(5), 0u);
+  Buffers host_dst(2, kBytes);
+  const auto rh = reader->pull("m", Version::exact(5), host_dst.tensors, no_relay);
+  EXPECT_EQ(rh.file_bytes, 2 * kBytes);
+  EXPECT_EQ(host_dst.mismatches(5), 0u);
+  reader->release("m", 5);
+  fs::remove_all(dir);
 }
 
 // A reader's device destination is exposed like published memory and relayed once the origin

@@ -110,8 +110,11 @@ void Offloader::offload(const Withdrawal& ref) {
       to_pull.push_back(t);
       continue;
     }
-    if (mine->memory != MemoryKind::kHost) throw UserError(what + ": offloading device memory is not supported yet");
-    std::memcpy(t.data, mine->data, n);
+    if (mine->memory == MemoryKind::kCuda) {
+      ctx_.device->copy(t.data, MemoryKind::kHost, mine->data, MemoryKind::kCuda, n);  // on the device's stream
+    } else {
+      std::memcpy(t.data, mine->data, n);
+    }
     // What we write must be what was published (the checksums in the file say so).
     for (std::uint32_t c = 0; c < e.num_chunks; ++c) {
       const auto& ch = m.chunks[e.first_chunk + c];
@@ -146,7 +149,8 @@ void Offloader::offload(const Withdrawal& ref) {
 }
 
 std::uint64_t read_snapshot(const std::string& path, const Manifest& m, std::span<const Tensor> into, bool verify,
-                            const std::string& why, const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+                            const std::string& why, const std::function<void(std::uint64_t, std::uint64_t)>& progress,
+                            HubDevice& device) {
   const auto what = vname(m.model, m.version);
   std::error_code ec;
   if (!fs::exists(path, ec)) throw NotFoundError(why + "; its snapshot file " + path + " is gone");
@@ -161,8 +165,30 @@ std::uint64_t read_snapshot(const std::string& path, const Manifest& m, std::spa
   const auto diff = manifest_difference(m, info.manifest, "the version", "the snapshot");
   if (!diff.empty()) throw UserError("snapshot " + path + " does not hold " + what + ": " + diff);
   std::uint64_t bytes = 0;
-  for (const auto& t : into) bytes += m.tensors[*m.find(t.spec.name)].spec.bytes();
-  snapshot::read(path, into, verify, progress);
+  std::vector<Tensor> host;
+  std::vector<Tensor> on_device;
+  std::uint64_t largest = 0;
+  for (const auto& t : into) {
+    bytes += m.tensors[*m.find(t.spec.name)].spec.bytes();
+    (t.memory == MemoryKind::kCuda ? on_device : host).push_back(t);
+    if (t.memory == MemoryKind::kCuda) largest = std::max(largest, t.spec.bytes());
+  }
+  std::uint64_t done = 0;
+  const auto report = [&](std::uint64_t d, std::uint64_t) {
+    if (progress) progress(done + d, bytes);
+  };
+  if (!host.empty()) snapshot::read(path, host, verify, report);
+  for (const auto& t : host) done += t.spec.bytes();
+  if (on_device.empty()) return bytes;
+  // Device tensors: through a host buffer, one tensor at a time (verified there).
+  const auto stage = std::make_unique_for_overwrite<std::byte[]>(largest);
+  for (const auto& t : on_device) {
+    const Tensor staged{t.spec, stage.get(), t.spec.bytes(), MemoryKind::kHost};
+    snapshot::read(path, std::span<const Tensor>(&staged, 1), verify, {});
+    device.copy(t.data, MemoryKind::kCuda, stage.get(), MemoryKind::kHost, t.spec.bytes());
+    done += t.spec.bytes();
+    report(0, bytes);
+  }
   return bytes;
 }
 

@@ -98,7 +98,10 @@ coord::Group group_or_solo(const std::optional<Group>& g, const char* prefix, co
 
 // Reads `into` (tensors of `m`) from the snapshot file at `path`, after checking that it holds
 // the bytes `m`'s checksums describe; returns the bytes read. `why` says why the file is read.
+// Tensors in device memory are read one at a time into a host staging buffer (the size of the
+// largest of them), checked there, and copied to the device.
 std::uint64_t read_snapshot(const std::string& path, const Manifest& m, std::span<const Tensor> into, bool verify,
-                            const std::string& why, const std::function<void(std::uint64_t, std::uint64_t)>& progress);
+                            const std::string& why, const std::function<void(std::uint64_t, std::uint64_t)>& progress,
+                            HubDevice& device);
 
 }  // namespace tensorhub
