@@ -284,8 +284,8 @@ PullResult Puller::from_snapshot(PullJob& job, const std::string& why) {
     }
     table_.remove(model, m.version, false);
   }
-  result.file_bytes =
-      read_snapshot(job.reply.snapshot, m, job.rest, job.options.verify || job.relay, why, job.eo.progress, *ctx_.device);
+  result.file_bytes = read_snapshot(job.reply.snapshot, m, job.rest, job.options.verify || job.relay, why,
+                                    job.eo.progress, *ctx_.device);
   result.bytes = result.file_bytes + result.local_bytes;
   if (job.relay) {
     if (job.ref.progress) job.ref.progress->mark(job.all_chunks);
