@@ -166,6 +166,37 @@ class PullEnginePlan : public ::testing::Test {
     return PullEngine(client_, reader_, kSelf).run(m_, dests, o_);
   }
 
+  // Scenarios run with inline verification (test_pull_engine_plan.cpp) and with verify threads
+  // (test_pull_engine_verify_threads.cpp).
+  // The first plan's source serves chunk 5 corrupt: it is reported, excluded, and chunk 5 is
+  // read again from the origin.
+  void expect_checksum_mismatch_excludes_the_source() {
+    client_.on_plan = [&](const coord::PlanRequest& r) {
+      if (client_.plans.size() == 1) return all_from(r, source(kBad, corrupt_region_));
+      return all_from(r, source(kOrigin, origin_region_));
+    };
+    const auto stats = pull();
+    EXPECT_EQ(out_, data_);
+    EXPECT_EQ(stats.checksum_mismatches, 1u);
+    ASSERT_EQ(client_.plans.size(), 2u);
+    EXPECT_EQ(client_.plans[1].exclude, std::vector<WorkerId>{kBad});
+    ASSERT_EQ(failures().size(), 1u);
+    EXPECT_EQ(failures()[0].chunk, 5u);
+    EXPECT_EQ(own_progress_[5], 1);
+  }
+  // The same with no other source: ChunksCorrupt, chunk 5 never marked held.
+  void expect_corrupt_chunk_with_no_other_source_is_chunks_corrupt() {
+    client_.on_plan = [&](const coord::PlanRequest& r) {
+      if (client_.plans.size() == 1) return all_from(r, source(kBad, corrupt_region_));
+      coord::PlanReply reply;
+      reply.unavailable = r.chunks;
+      return reply;
+    };
+    EXPECT_THROW(pull(), ChunksCorrupt);
+    EXPECT_EQ(own_progress_[5], 0) << "a corrupt chunk is never marked held";
+    EXPECT_EQ(released(), std::vector<WorkerId>{kBad});
+  }
+
   std::vector<WorkerId> released() const {
     std::vector<WorkerId> out;
     for (const auto& c : client_.completes) out.insert(out.end(), c.release_sources.begin(), c.release_sources.end());

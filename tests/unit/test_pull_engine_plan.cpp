@@ -93,31 +93,10 @@ TEST_F(PullEnginePlan, FailedReadIsReportedAndItsChunksPlannedAgain) {
   EXPECT_EQ(released(), (std::vector<WorkerId>{kOrigin, kOrigin, kBad}));
 }
 
-TEST_F(PullEnginePlan, ChecksumMismatchExcludesTheSource) {
-  client_.on_plan = [&](const coord::PlanRequest& r) {
-    if (client_.plans.size() == 1) return all_from(r, source(kBad, corrupt_region_));
-    return all_from(r, source(kOrigin, origin_region_));
-  };
-  const auto stats = pull();
-  EXPECT_EQ(out_, data_);
-  EXPECT_EQ(stats.checksum_mismatches, 1u);
-  ASSERT_EQ(client_.plans.size(), 2u);
-  EXPECT_EQ(client_.plans[1].exclude, std::vector<WorkerId>{kBad});
-  ASSERT_EQ(failures().size(), 1u);
-  EXPECT_EQ(failures()[0].chunk, 5u);
-  EXPECT_EQ(own_progress_[5], 1);
-}
+TEST_F(PullEnginePlan, ChecksumMismatchExcludesTheSource) { expect_checksum_mismatch_excludes_the_source(); }
 
 TEST_F(PullEnginePlan, CorruptChunkWithNoOtherSourceIsChunksCorrupt) {
-  client_.on_plan = [&](const coord::PlanRequest& r) {
-    if (client_.plans.size() == 1) return all_from(r, source(kBad, corrupt_region_));
-    coord::PlanReply reply;
-    reply.unavailable = r.chunks;
-    return reply;
-  };
-  EXPECT_THROW(pull(), ChunksCorrupt);
-  EXPECT_EQ(own_progress_[5], 0) << "a corrupt chunk is never marked held";
-  EXPECT_EQ(released(), std::vector<WorkerId>{kBad});
+  expect_corrupt_chunk_with_no_other_source_is_chunks_corrupt();
 }
 
 TEST_F(PullEnginePlan, UnavailableChunksEndThePull) {
