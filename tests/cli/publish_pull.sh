@@ -11,13 +11,13 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 step() { echo "+ $*" >&2; }
 
-step "publish 3 versions : follow them with 2 readers"
-out=$("$mpiexec" "$@" -n 2 "$bin" publish --synthetic 8MiB --tensors 10 --versions 3 --interval 0.5 \
+step "publish 3 versions (publish_async) : follow them with 2 readers"
+out=$("$mpiexec" "$@" -n 2 "$bin" publish --async --synthetic 8MiB --tensors 10 --versions 3 --interval 0.5 \
   : -n 2 "$bin" pull --follow 3 --check-pattern --progress --json "$dir/pull.json" 2>&1)
 echo "$out"
 # --progress draws the line without a terminal (on rank 0 of the pull only).
 grep -aq "pulling 'policy' .* GB/s  ETA" <<<"$out" || { echo "FAIL: no progress line with --progress"; exit 1; }
-grep -q "published 'policy' v3" <<<"$out"
+grep -q "published 'policy' v3: .* publish_async returned in" <<<"$out"
 grep -q "every pull verified: the checksum of every chunk (the manifest's algorithm) and the synthetic pattern" <<<"$out"
 # Counts are JSON integers (not 3.0), stage timings present.
 python3 -c "
