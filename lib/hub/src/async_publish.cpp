@@ -1,56 +1,9 @@
-// PublishHandle (tensorhub/hub.hpp) and its State (async_publish.hpp).
+// PublishHandle (tensorhub/hub.hpp); its State is async_publish.hpp.
 #include "async_publish.hpp"
 
 #include <utility>
 
 namespace tensorhub {
-
-void PublishHandle::State::hashed() {
-  {
-    std::lock_guard lock(mu_);
-    hashed_ = true;
-  }
-  cv_.notify_all();
-}
-
-void PublishHandle::State::wait_hashed() const {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return hashed_ || finished_; });
-}
-
-void PublishHandle::State::finish(std::optional<PublishResult> result, std::exception_ptr error) {
-  {
-    std::lock_guard lock(mu_);
-    result_ = std::move(result);
-    error_ = std::move(error);
-    hashed_ = true;
-    finished_ = true;
-  }
-  cv_.notify_all();
-}
-
-bool PublishHandle::State::ready() const {
-  std::lock_guard lock(mu_);
-  return finished_;
-}
-
-bool PublishHandle::State::wait(std::chrono::milliseconds timeout) const {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return finished_; });
-}
-
-PublishResult PublishHandle::State::result() const {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return finished_; });
-  if (error_) std::rethrow_exception(error_);
-  return *result_;
-}
-
-std::exception_ptr PublishHandle::State::error() const {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return finished_; });
-  return error_;
-}
 
 // --- PublishHandle ---
 

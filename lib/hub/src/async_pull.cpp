@@ -1,4 +1,4 @@
-// PullHandle (tensorhub/hub.hpp) and its State (async_pull.hpp).
+// PullHandle (tensorhub/hub.hpp); its State is async_pull.hpp.
 #include "async_pull.hpp"
 
 #include <utility>
@@ -7,44 +7,6 @@
 #include "tensorhub/transfer/pull_engine.hpp"
 
 namespace tensorhub {
-
-void PullHandle::State::finish(std::optional<PullResult> result, std::exception_ptr error) {
-  {
-    std::lock_guard lock(mu_);
-    result_ = std::move(result);
-    error_ = std::move(error);
-    finished_ = true;
-  }
-  cv_.notify_all();
-}
-
-bool PullHandle::State::ready() const {
-  std::lock_guard lock(mu_);
-  return finished_;
-}
-
-bool PullHandle::State::wait(std::chrono::milliseconds timeout) const {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return finished_; });
-}
-
-void PullHandle::State::wait() const {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return finished_; });
-}
-
-PullResult PullHandle::State::result() const {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return finished_; });
-  if (error_) std::rethrow_exception(error_);
-  return *result_;
-}
-
-std::exception_ptr PullHandle::State::error() const {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return finished_; });
-  return error_;
-}
 
 // --- PullHandle ---
 

@@ -38,7 +38,6 @@ void HubCore::run_publish(PublishHandle::State& state, PublishJob& job) noexcept
   } catch (...) {
     error = std::current_exception();
   }
-  state.hashed();  // the tensors are not read any more
   if (!error) {
     try {
       registered("publish", [&] {
