@@ -2,7 +2,9 @@
 // own device, TENSORHUB_DEVICE (emulated in ctest: device addresses are PROT_NONE: a host access to them crashes the
 // child) and DeviceIpcTransport, fills `mib` MiB of device memory with a pattern (host-to-device copy), exposes it as
 // `ranges` adjacent ranges, sends the endpoint and descriptors to the parent over a pipe, then obeys one-byte commands:
-// 'w' withdraw (destroy the exposure) and answer 'k'; EOF: exit. kill() sends SIGKILL and reaps the child.
+// 'w' withdraw (destroy the exposure) and answer 'k'; EOF: exit. kill() sends SIGKILL and reaps the child,
+// stop()/resume() send SIGSTOP/SIGCONT. `make` builds the holder's transport in the child (default: device_ipc;
+// the staged tests pass a StagedTransport).
 #pragma once
 
 #include <signal.h>
@@ -11,6 +13,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,9 +33,17 @@ inline std::vector<std::uint64_t> device_pattern_words(std::uint64_t offset, std
   return w;
 }
 
+using MakeHolderTransport = std::function<std::unique_ptr<transport::Transport>(device::Device&)>;
+
+inline std::unique_ptr<transport::Transport> make_device_ipc_holder(device::Device& d) {
+  return std::make_unique<transport::DeviceIpcTransport>(d, transport::DeviceIpcOptions{});
+}
+
 class ForkedDeviceHolder {
  public:
-  ForkedDeviceHolder(std::uint64_t mib, int ranges, std::uint32_t seed) : bytes_(mib << 20) {
+  ForkedDeviceHolder(std::uint64_t mib, int ranges, std::uint32_t seed,
+                     const MakeHolderTransport& make = make_device_ipc_holder)
+      : bytes_(mib << 20) {
     int down[2], up[2];
     if (pipe(down) != 0 || pipe(up) != 0) throw std::runtime_error("pipe failed");
     pid_ = fork();
@@ -39,7 +51,7 @@ class ForkedDeviceHolder {
     if (pid_ == 0) {
       close(down[1]);
       close(up[0]);
-      _exit(child(down[0], up[1], ranges, seed));
+      _exit(child(down[0], up[1], ranges, seed, make));
     }
     close(down[0]);
     close(up[1]);
@@ -72,12 +84,15 @@ class ForkedDeviceHolder {
     waitpid(pid_, nullptr, 0);
     pid_ = -1;
   }
+  void stop() { ::kill(pid_, SIGSTOP); }
+  void resume() { ::kill(pid_, SIGCONT); }
 
  private:
-  int child(int in, int out, int ranges, std::uint32_t seed) {
+  int child(int in, int out, int ranges, std::uint32_t seed, const MakeHolderTransport& make) {
     try {
       auto device = device::make_device_from_env();  // ctest sets TENSORHUB_DEVICE=emulated
-      transport::DeviceIpcTransport t(*device, transport::DeviceIpcOptions{});
+      auto holder = make(*device);
+      auto& t = *holder;
       auto buffer = device->allocate(bytes_);
       const auto words = device_pattern_words(0, bytes_, seed);
       auto stream = device->create_stream();

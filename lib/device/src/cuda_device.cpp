@@ -185,6 +185,13 @@ class CudaDevice final : public Device {
     return p;
   }
   void do_free(void* ptr) noexcept override { warn(cudaFree(ptr), "cudaFree"); }
+  void* do_allocate_host(std::size_t bytes) override {
+    check(cudaSetDevice(ordinal_), "cudaSetDevice", "allocate_host");
+    void* p = nullptr;
+    check(cudaHostAlloc(&p, bytes, cudaHostAllocPortable), "cudaHostAlloc", std::to_string(bytes) + " bytes");
+    return p;
+  }
+  void do_free_host(void* ptr, std::size_t /*bytes*/) noexcept override { warn(cudaFreeHost(ptr), "cudaFreeHost"); }
   void* do_import(const IpcHandle& handle) override {
     cudaIpcMemHandle_t h{};
     std::memcpy(&h, handle.bytes.data(), sizeof h);

@@ -38,6 +38,25 @@ void Buffer::reset() noexcept {
   ptr_ = nullptr;
 }
 
+HostBuffer::HostBuffer(HostBuffer&& o) noexcept
+    : device_(std::exchange(o.device_, nullptr)),
+      ptr_(std::exchange(o.ptr_, nullptr)),
+      size_(std::exchange(o.size_, 0)) {}
+HostBuffer& HostBuffer::operator=(HostBuffer&& o) noexcept {
+  if (this != &o) {
+    reset();
+    device_ = std::exchange(o.device_, nullptr);
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+  }
+  return *this;
+}
+HostBuffer::~HostBuffer() { reset(); }
+void HostBuffer::reset() noexcept {
+  if (ptr_ != nullptr) device_->do_free_host(ptr_, size_);
+  ptr_ = nullptr;
+}
+
 IpcMapping::IpcMapping(IpcMapping&& o) noexcept
     : device_(std::exchange(o.device_, nullptr)),
       base_(std::exchange(o.base_, nullptr)),
@@ -62,6 +81,11 @@ void IpcMapping::reset() noexcept {
 Buffer Device::allocate(std::size_t bytes) {
   if (bytes == 0) throw UserError("device allocate: 0 bytes");
   return Buffer(this, do_allocate(bytes), bytes);
+}
+
+HostBuffer Device::allocate_host(std::size_t bytes) {
+  if (bytes == 0) throw UserError("device allocate_host: 0 bytes");
+  return HostBuffer(this, do_allocate_host(bytes), bytes);
 }
 
 IpcMapping Device::import_ipc(const IpcHandle& handle) {

@@ -1,5 +1,6 @@
 // The emulated device: see device.hpp and emulated_arena.hpp.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -101,6 +102,15 @@ class EmulatedDevice final : public Device {
  protected:
   void* do_allocate(std::size_t bytes) override { return arena_.allocate(bytes); }
   void do_free(void* ptr) noexcept override { arena_.release(ptr, false); }
+  // Host memory outside the arena: the CPU may touch it (the emulated "pinned" memory).
+  void* do_allocate_host(std::size_t bytes) override {
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      throw DeviceError("emulated device: allocate_host " + std::to_string(bytes) + " bytes: " + std::strerror(errno));
+    }
+    return p;
+  }
+  void do_free_host(void* ptr, std::size_t bytes) noexcept override { ::munmap(ptr, bytes); }
 
   void* do_import(const IpcHandle& h) override {
     EmulatedIpc e{};

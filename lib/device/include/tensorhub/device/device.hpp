@@ -142,6 +142,29 @@ class IpcMapping {
   std::size_t offset_ = 0;
 };
 
+// Page-locked host memory from a device (RAII: freed by the device that made it, which must
+// outlive it), for staging copies: the cuda backend's cudaHostAlloc (DMA at full speed, no
+// driver bounce); the emulated backend's page-aligned anonymous memory. Host memory: the CPU may
+// read and write it.
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  HostBuffer(Device* device, void* ptr, std::size_t size) : device_(device), ptr_(ptr), size_(size) {}
+  HostBuffer(HostBuffer&& o) noexcept;
+  HostBuffer& operator=(HostBuffer&& o) noexcept;
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  ~HostBuffer();
+  [[nodiscard]] void* get() const { return ptr_; }
+  [[nodiscard]] std::size_t size() const { return size_; }
+
+ private:
+  void reset() noexcept;
+  Device* device_ = nullptr;
+  void* ptr_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -150,6 +173,8 @@ class Device {
   [[nodiscard]] virtual std::string describe() const = 0;  // e.g. "cuda:0 NVIDIA H200 (sm_90, 139 GiB)"
 
   Buffer allocate(std::size_t bytes);
+  // Pinned host memory (HostBuffer); UserError for 0 bytes, DeviceError when the backend fails.
+  HostBuffer allocate_host(std::size_t bytes);
   virtual Stream create_stream() = 0;
   virtual Event create_event() = 0;
 
@@ -173,8 +198,11 @@ class Device {
  protected:
   friend class Buffer;
   friend class IpcMapping;
+  friend class HostBuffer;
   virtual void* do_allocate(std::size_t bytes) = 0;
   virtual void do_free(void* ptr) noexcept = 0;
+  virtual void* do_allocate_host(std::size_t bytes) = 0;
+  virtual void do_free_host(void* ptr, std::size_t bytes) noexcept = 0;
   virtual void* do_import(const IpcHandle& handle) = 0;  // returns the allocation base
   virtual void do_close_import(void* base) noexcept = 0;
 };
