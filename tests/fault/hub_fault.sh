@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Hub-level fault tests over the ucx transport (FAULT_TRANSPORT=cma: the same-host cma one):
+# Hub-level fault tests over the ucx transport (FAULT_TRANSPORT=cma: the same-host cma one;
+# FAULT_MEMORY=cuda: every version in device memory, e.g. over device_ipc or staged, on the
+# device TENSORHUB_DEVICE selects):
 # processes are really killed (SIGKILL) or hung (SIGSTOP), every surviving reader verifies its
 # bytes (xxHash64 + the synthetic pattern).
 # Each process is a single-process MPI job (singleton) that reaches the standalone coordinator
@@ -28,12 +30,13 @@ export TENSORHUB_UCX_DEADLINE_MS=${TENSORHUB_UCX_DEADLINE_MS:-1000}
 export TENSORHUB_LOG=info  # workers log their ids ("as worker N"): the victim is a busy holder
 size=384MiB
 pool=400MiB
+memory=(--memory "${FAULT_MEMORY:-host}")
 
 # A relay: pulls v$1 and keeps serving it.
-relay() { spawn "$1" "$bin" pull --version "$2" --pool "$pool" --hold 600 --check-pattern; }
+relay() { spawn "$1" "$bin" pull --version "$2" --pool "$pool" --hold 600 --check-pattern "${memory[@]}"; }
 readers_start() {
   local i
-  for i in 1 2 3; do spawn "r$i" "$bin" pull --version "$1" --no-relay --check-pattern --wait 30; done
+  for i in 1 2 3; do spawn "r$i" "$bin" pull --version "$1" --no-relay --check-pattern --wait 30 "${memory[@]}"; done
 }
 readers_check() {
   local i
@@ -60,7 +63,7 @@ busy_holder() {
 
 # Three holders of v1: the publisher and two relays.
 three_holders() {
-  spawn p "$bin" publish --synthetic "$size" --tensors 16 --versions 1 --hold 600
+  spawn p "$bin" publish --synthetic "$size" --tensors 16 --versions 1 --hold 600 "${memory[@]}"
   wait_line p "published 'policy' v1" 30
   relay h1 1
   relay h2 1

@@ -13,9 +13,11 @@ void HubFlags::add_to(boost::program_options::options_description& desc) {
   desc.add_options()("hub", po::value(&hub), "coordinator host:port (default: world rank 0 starts one)")(
       "transport", po::value(&transport)->default_value(transport),
       "data paths: auto (every path: mpi_rma within this MPI job, ucx to and from any other process "
-      "when built; each reader picks the best path per holder), or a comma-separated subset of "
-      "mpi_rma, ucx (any job, survives dead holders), cma (same host only: process_vm_readv, survives dead "
-      "holders; share/doc/transport-cma.md), local (one process)")("chunk", po::value(&chunk)->default_value(chunk),
+      "when built, and with --memory cuda device_ipc and staged; each reader picks the best path per "
+      "holder), or a comma-separated subset of mpi_rma, ucx (any job, survives dead holders), cma (same "
+      "host only: process_vm_readv, survives dead holders; share/doc/transport-cma.md), device_ipc (device "
+      "memory, same host), staged (device memory to any reader through the holder's pinned host ring, "
+      "read over cma/ucx; share/doc/transport-device.md), local (one process)")("chunk", po::value(&chunk)->default_value(chunk),
                                                                    "transfer chunk size")(
       "pool", po::value(&pool), "registered memory per rank (default: sized from the model)")(
       "inflight", po::value(&inflight)->default_value(inflight), "reads in flight per pull")(

@@ -23,11 +23,31 @@
 #include "tensorhub/core/units.hpp"
 #include "tensorhub/transport/cma_check.hpp"
 #include "tensorhub/transport/device_ipc_check.hpp"
+#include "tensorhub/transport/device_paths_check.hpp"
+
+#include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI && __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
 
 namespace po = boost::program_options;
 
 namespace tensorhub::cli {
 namespace {
+
+// Open MPI's compile-time and run-time answer (mpi-ext.h); other MPIs: unknown. mpi_rma reads and
+// exposes host memory only in this build either way.
+std::string cuda_aware_mpi() {
+  std::string s;
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  s = MPIX_Query_cuda_support() == 1 ? "yes (Open MPI reports CUDA support)" : "no (Open MPI built with CUDA, not enabled now)";
+#elif defined(MPIX_CUDA_AWARE_SUPPORT)
+  s = "no (this Open MPI is built without CUDA)";
+#else
+  s = "unknown (this MPI does not say)";
+#endif
+  return s + "; mpi_rma windows over device memory are not built: device memory goes over device_ipc, ucx or staged";
+}
 
 // Environment variables that MPI launchers set for their processes (Open MPI's mpirun, PMIx
 // launchers such as srun --mpi=pmix and prterun, MPICH's hydra and PMI-2 launchers).
@@ -158,6 +178,11 @@ int cmd_probe(const Args& args) {
     } else {
       std::printf("device IPC: NOT available (%s)\n", dipc.detail.c_str());
     }
+    const auto paths = transport::check_device_paths();
+    std::printf("staged device path: %s (%s)\n", paths.staged_ok ? "available" : "NOT available",
+                paths.staged.c_str());
+    std::printf("CUDA-aware UCX: %s (%s)\n", paths.ucx_cuda_aware ? "yes" : "no", paths.ucx.c_str());
+    std::printf("CUDA-aware MPI: %s\n", cuda_aware_mpi().c_str());
   }
   return 0;
 }

@@ -66,6 +66,8 @@ class UcxTransport final : public Transport {
   void deallocate(void* p) override;
 
   const UcxOptions& options() const { return options_; }
+  // Is this UCX CUDA-aware (device memory exposed and read directly)?
+  bool cuda_aware() const { return cuda_aware_; }
 
  private:
   UcxOptions options_;
