@@ -2,7 +2,9 @@
 # --memory cuda on the emulated device (label gpu-emu): a publisher of host memory and a reader
 # into device memory (bounced through the host ring over mpi_rma), then a publisher of device
 # memory (hashed on the device) read into device memory (device_ipc, device-to-device) and into
-# host memory; the synthetic pattern is checked after each pull. The emulated device crashes on any host access of device memory.
+# host memory, the same over the staged path, and a device pull written to a snapshot; the
+# synthetic pattern is checked after each pull. The emulated device crashes on any host access
+# of device memory.
 # Usage: publish_pull_cuda.sh TENSORHUB_BIN MPIEXEC [MPI FLAGS...]
 set -euo pipefail
 bin=$1
@@ -43,7 +45,25 @@ out=$("$mpiexec" "$@" -n 3 "$bin" demo --trainers 1 --size 8MiB --tensors 8 --ve
 echo "$out"
 grep -q "tensors in device memory of the emulated device" <<<"$out"
 
-step "usage: --memory gpu is refused, --out with --memory cuda too"
+step "publish device memory : pull into device memory and host memory over staged (cma,staged)"
+out=$("$mpiexec" "$@" -n 1 "$bin" publish --synthetic 8MiB --tensors 10 --memory cuda --transport cma,staged \
+  : -n 1 "$bin" pull --check-pattern --memory cuda --no-relay --transport cma,staged \
+  : -n 1 "$bin" pull --check-pattern --no-relay --transport cma,staged 2>&1)
+echo "$out"
+# staged reads into host memory only: a device destination bounces every byte.
+grep -Eq "rank 1 pulled 'policy' v1: ([0-9.]+ [KMG]iB) .*into device memory, \1 bounced through host" <<<"$out" ||
+  { echo "FAIL: the staged pull into device memory did not bounce"; exit 1; }
+grep -q "rank 2 pulled 'policy' v1" <<<"$out"
+
+step "pull --memory cuda --out: the device version written to a snapshot, then verified"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+out=$("$mpiexec" "$@" -n 1 "$bin" publish --synthetic 8MiB --tensors 10 --memory cuda \
+  : -n 1 "$bin" pull --memory cuda --no-relay --out "$tmp/p.h5" 2>&1)
+echo "$out"
+grep -q "wrote 'policy' v1 to $tmp/p.h5" <<<"$out" || { echo "FAIL: no snapshot written"; exit 1; }
+"$bin" snapshot verify "$tmp/p.h5"
+
+step "usage: --memory gpu is refused"
 if "$bin" pull --memory gpu 2>/dev/null; then echo "FAIL: --memory gpu accepted"; exit 1; fi
-if "$bin" pull --memory cuda --out /tmp/x.h5 2>/dev/null; then echo "FAIL: --out with cuda accepted"; exit 1; fi
 echo "publish pull cuda: ok"

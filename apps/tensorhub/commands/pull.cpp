@@ -267,6 +267,9 @@ int run_pull(const PullConfig& c, Role role) {
 
   if (!c.out.empty()) {
     const Manifest m = hub.manifest(c.model, Version::exact(*last));
+    // --memory cuda: the device tensors are copied device-to-host into the host arena this
+    // command keeps beside them (its layout, its size), and the file is written from there.
+    if (mirror && !(c.check_pattern)) mirror->download(*dest);
     ProgressLine bar("writing " + c.out, lead, c.progress);
     const auto progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
     const auto t0 = std::chrono::steady_clock::now();
@@ -377,7 +380,7 @@ int cmd_pull(const Args& args) {
   po::variables_map vm;
   if (!parse_options("pull", desc, args, vm)) return 0;
   c.hub.check();
-  c.hub.device = device_for(parse_memory(c.memory), !c.out.empty());
+  c.hub.device = device_for(parse_memory(c.memory));
   if (vm.count("follow")) c.follow = vm["follow"].as<std::uint64_t>();
   c.verify = !vm["no-verify"].as<bool>();
   c.relay = !vm["no-relay"].as<bool>();
@@ -400,7 +403,7 @@ int cmd_snapshot_save(const Args& args) {
   po::variables_map vm;
   if (!parse_options("snapshot", desc, args, vm)) return 0;
   c.hub.check();
-  c.hub.device = device_for(parse_memory(c.memory), !c.out.empty());
+  c.hub.device = device_for(parse_memory(c.memory));
   parse_version(c.version);
   check_out(c);
   c.group = true;

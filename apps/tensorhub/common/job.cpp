@@ -17,8 +17,8 @@ void HubFlags::add_to(boost::program_options::options_description& desc) {
       "holder), or a comma-separated subset of mpi_rma, ucx (any job, survives dead holders), cma (same "
       "host only: process_vm_readv, survives dead holders; share/doc/transport-cma.md), device_ipc (device "
       "memory, same host), staged (device memory to any reader through the holder's pinned host ring, "
-      "read over cma/ucx; share/doc/transport-device.md), local (one process)")("chunk", po::value(&chunk)->default_value(chunk),
-                                                                   "transfer chunk size")(
+      "read over cma/ucx; share/doc/transport-device.md), local (one process)")(
+      "chunk", po::value(&chunk)->default_value(chunk), "transfer chunk size")(
       "pool", po::value(&pool), "registered memory per rank (default: sized from the model)")(
       "inflight", po::value(&inflight)->default_value(inflight), "reads in flight per pull")(
       "max-readers", po::value(&max_readers)->default_value(max_readers),

@@ -15,11 +15,8 @@ MemoryKind parse_memory(const std::string& flag) {
   throw UserError("--memory must be 'host' or 'cuda', not '" + flag + "'");
 }
 
-std::string device_for(MemoryKind memory, bool snapshot) {
+std::string device_for(MemoryKind memory) {
   if (memory == MemoryKind::kHost) return "";
-  if (snapshot) {
-    throw UserError("--out with --memory cuda: snapshots of device memory are not supported yet (pull to host)");
-  }
   return env::text("TENSORHUB_DEVICE").value_or("auto");
 }
 

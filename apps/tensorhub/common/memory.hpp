@@ -19,9 +19,7 @@ extern const char* const kMemoryHelp;
 // "host" or "cuda"; UserError otherwise.
 MemoryKind parse_memory(const std::string& flag);
 // What HubOptions::device should be for `memory`: "" for host, else TENSORHUB_DEVICE or "auto".
-// `snapshot`: the command writes a snapshot of the tensors (UserError for device memory: not
-// supported yet).
-std::string device_for(MemoryKind memory, bool snapshot = false);
+std::string device_for(MemoryKind memory);
 
 // Device tensors laid out like `host` in one allocation of the hub's device (freed at close).
 class DeviceMirror {

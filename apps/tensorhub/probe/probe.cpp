@@ -5,6 +5,7 @@
 // MPI or not: launched by mpirun/srun (the launcher's environment says so), the probe is an
 // MPI job; started by hand it never calls MPI_Init (no singleton, so none of Open MPI's
 // singleton window caveats apply), like `tensorhub serve`.
+#include <mpi.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -24,8 +25,6 @@
 #include "tensorhub/transport/cma_check.hpp"
 #include "tensorhub/transport/device_ipc_check.hpp"
 #include "tensorhub/transport/device_paths_check.hpp"
-
-#include <mpi.h>
 #if defined(OPEN_MPI) && OPEN_MPI && __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
 #endif
@@ -40,7 +39,8 @@ namespace {
 std::string cuda_aware_mpi() {
   std::string s;
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
-  s = MPIX_Query_cuda_support() == 1 ? "yes (Open MPI reports CUDA support)" : "no (Open MPI built with CUDA, not enabled now)";
+  s = MPIX_Query_cuda_support() == 1 ? "yes (Open MPI reports CUDA support)"
+                                     : "no (Open MPI built with CUDA, not enabled now)";
 #elif defined(MPIX_CUDA_AWARE_SUPPORT)
   s = "no (this Open MPI is built without CUDA)";
 #else
@@ -179,8 +179,7 @@ int cmd_probe(const Args& args) {
       std::printf("device IPC: NOT available (%s)\n", dipc.detail.c_str());
     }
     const auto paths = transport::check_device_paths();
-    std::printf("staged device path: %s (%s)\n", paths.staged_ok ? "available" : "NOT available",
-                paths.staged.c_str());
+    std::printf("staged device path: %s (%s)\n", paths.staged_ok ? "available" : "NOT available", paths.staged.c_str());
     std::printf("CUDA-aware UCX: %s (%s)\n", paths.ucx_cuda_aware ? "yes" : "no", paths.ucx.c_str());
     std::printf("CUDA-aware MPI: %s\n", cuda_aware_mpi().c_str());
   }

@@ -16,7 +16,8 @@ DevicePathsCheck check_device_paths() {
   try {
     const auto device = device::make_device_from_env();
     const auto o = StagedOptions::from_env();
-    StagedTransport t(*device, [] { return std::unique_ptr<Transport>(); }, o);  // no ring: nothing exposed
+    StagedTransport t(
+        *device, [] { return std::unique_ptr<Transport>(); }, o);  // no ring: nothing exposed
     const auto e = staged::decode_endpoint(t.endpoint());
     c.staged_ok = true;
     c.staged = "a staging server starts on " + e.address + " (TENSORHUB_STAGED_ADDRESS), ring " +
