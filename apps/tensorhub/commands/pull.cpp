@@ -267,9 +267,7 @@ int run_pull(const PullConfig& c, Role role) {
 
   if (!c.out.empty()) {
     const Manifest m = hub.manifest(c.model, Version::exact(*last));
-    // --memory cuda: the device tensors are copied device-to-host into the host arena this
-    // command keeps beside them (its layout, its size), and the file is written from there.
-    if (mirror && !(c.check_pattern)) mirror->download(*dest);
+    if (mirror && !c.check_pattern) mirror->download(*dest);  // --memory cuda: D2H into the host arena
     ProgressLine bar("writing " + c.out, lead, c.progress);
     const auto progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
     const auto t0 = std::chrono::steady_clock::now();
