@@ -36,6 +36,7 @@ class FakePlanClient final : public coord::Client {
  public:
   std::function<coord::PlanReply(const coord::PlanRequest&)> on_plan;
   std::function<coord::AcquireReply(const coord::AcquireRequest&)> on_acquire;
+  std::function<void(const coord::CompleteRequest&)> on_complete;  // may be empty
   std::vector<coord::PlanRequest> plans;
   std::vector<coord::CompleteRequest> completes;
   std::vector<std::string> calls;  // "plan", "complete", "acquire" in order
@@ -54,6 +55,7 @@ class FakePlanClient final : public coord::Client {
   void complete(const coord::CompleteRequest& r) override {
     calls.push_back("complete");
     completes.push_back(r);
+    if (on_complete) on_complete(r);
   }
 
   WorkerId register_worker(const coord::WorkerInfo&) override { throw unused(); }
@@ -89,7 +91,8 @@ class FakePlanClient final : public coord::Client {
 class TickTransport final : public transport::Transport {
  public:
   std::function<void()> tick;
-  std::vector<transport::ReadOp> posted;  // every read asked for, in order
+  std::function<void(const transport::ReadOp&)> on_post;  // may be empty
+  std::vector<transport::ReadOp> posted;                   // every read asked for, in order
 
   std::string_view name() const override { return inner_.name(); }
   const std::string& endpoint() const override { return inner_.endpoint(); }
@@ -99,6 +102,7 @@ class TickTransport final : public transport::Transport {
   }
   void post(const transport::ReadOp& op) override {
     posted.push_back(op);
+    if (on_post) on_post(op);
     inner_.post(op);
   }
   void poll(std::vector<transport::Completion>& out) override {

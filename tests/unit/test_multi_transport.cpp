@@ -183,6 +183,22 @@ TEST(MultiTransport, NoCommonPathSaysWhatEachSideHas) {
   EXPECT_EQ(reader.job->posts, 0);
 }
 
+TEST(MultiTransport, AnEmptyRegionDescriptorIsACallersBugNotABackendsError) {
+  // A read with no region descriptor (a source record that lost its regions) is refused where it
+  // is posted, by name, before any backend parses it and blames the holder.
+  Process reader("A", "r");
+  Process holder("A", "h");
+  std::vector<unsigned char> dst(8);
+  try {
+    reader.t->post(transport::ReadOp{holder.t->endpoint(), "", 0, dst.data(), dst.size(), 1});
+    FAIL() << "an empty descriptor must be refused";
+  } catch (const ContractViolation& e) {
+    EXPECT_NE(std::string(e.what()).find("empty region descriptor"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(reader.job->posts + reader.any->posts, 0);
+  EXPECT_EQ(reader.t->in_flight(), 0u);
+}
+
 TEST(MultiTransport, ReadsSingleBackendEndpoints) {
   Process reader("A", "r");
   const auto src = pattern(32, 5);

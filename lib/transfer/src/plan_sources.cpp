@@ -17,6 +17,20 @@ constexpr std::chrono::microseconds kMaxBackoff{2000};
 // Most progress bytes read at once (the window of a source's chunks still expected).
 constexpr std::uint32_t kMaxWindow = 1u << 16;
 
+// A plan reply carries a source's regions only for the tensors of that reply's steps (empty
+// elsewhere): a source named again keeps the regions an earlier reply gave for the chunks still
+// queued on it. A holder whose endpoint changed is another exposure: its old regions go.
+void merge_source(coord::PlanSource& have, const coord::PlanSource& got) {
+  auto regions = std::move(have.regions);
+  const bool same = have.endpoint == got.endpoint;
+  have = got;
+  if (!same) return;
+  if (have.regions.size() < regions.size()) have.regions.resize(regions.size());
+  for (std::size_t t = 0; t < regions.size(); ++t) {
+    if (have.regions[t].empty()) have.regions[t] = std::move(regions[t]);
+  }
+}
+
 }  // namespace
 
 void PlanReader::accept(const coord::PlanReply& reply) {
@@ -35,6 +49,9 @@ void PlanReader::accept(const coord::PlanReply& reply) {
   for (const auto& ps : reply.sources) {
     auto& s = sources_[ps.holder];
     ids.push_back(ps.holder);
+    // A release of it still queued (not yet sent) would reach the coordinator after this plan
+    // and undo the pin (and child slot) it keeps for this reader: the pin stays, released later.
+    std::erase(release_, ps.holder);
     s.released = false;
     if (ps.holder == self_) bad("names this reader (worker " + std::to_string(self_) + ") as a source");
     if (s.excluded) bad("names worker " + std::to_string(ps.holder) + ", which this reader excluded");
@@ -43,7 +60,7 @@ void PlanReader::accept(const coord::PlanReply& reply) {
       bad("source worker " + std::to_string(ps.holder) + " has no usable endpoint or too many regions");
     }
     const bool was_relay = !s.info.progress.empty();
-    s.info = ps;
+    merge_source(s.info, ps);
     if (was_relay && ps.progress.empty()) {
       // It holds everything planned from it now: what it was awaited for can be read.
       for (const auto c : s.awaiting) ready_[class_of(s)].insert(c);

@@ -180,6 +180,12 @@ std::optional<std::string_view> MultiTransport::region_on(const Transport& path,
 }
 
 void MultiTransport::post(const ReadOp& op) {
+  // Every exposed region has a descriptor: an empty one is the caller's bug (a source record
+  // that lost its regions), never input for a backend to parse and fail the holder on.
+  if (op.descriptor.empty()) {
+    throw ContractViolation("read of " + std::to_string(op.length) + " bytes posted with an empty region descriptor" +
+                            (op.endpoint.empty() ? std::string(" and no endpoint") : std::string()));
+  }
   const auto& routes = routes_to(op.endpoint);
   const bool listed = multi::is_path_list(op.descriptor);
   const auto regions =
