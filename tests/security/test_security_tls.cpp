@@ -3,9 +3,11 @@
 // The test certificates are in tests/data/tls (README there).
 #include <sys/stat.h>
 
+#include <chrono>
 #include <string>
 
 #include "security_util.hpp"
+#include "slow_proxy.hpp"
 #include "tensorhub/core/error.hpp"
 
 namespace tensorhub::coord::security {
@@ -38,6 +40,30 @@ TEST(SecurityTls, TlsServerServesTlsClientsWithTheTokenOnly) {
   wrong.token = generate_token();
   GrpcClient impostor(server.address_for("127.0.0.1"), 5s, wrong);
   EXPECT_THROW(impostor.status(), UserError);  // TLS is not a credential by itself
+}
+
+TEST(SecurityTls, AHandshakeSlowerThanTheReconnectBackoffIsWaitedFor) {
+  // On a loaded host a connection's handshakes can take longer than gRPC's reconnect backoff
+  // (100..500 ms here). Each attempt must get its time (kMinConnectTimeout), within the call's
+  // deadline: with 100 ms a reader failed RegisterWorker ("tcp handshaker shutdown") while the
+  // coordinator was up. Here every TLS handshake takes 1.5 s.
+  Coordinator coordinator;
+  GrpcServerOptions o;
+  o.auth.token = generate_token();
+  o.auth.tls_cert_file = kDir + "/server.pem";
+  o.auth.tls_key_file = kDir + "/server.key";
+  GrpcServer server(coordinator, "127.0.0.1:0", o);
+  const auto direct = server.address_for("127.0.0.1");
+  test::SlowProxy proxy(static_cast<std::uint16_t>(std::stoi(direct.substr(direct.rfind(':') + 1))),
+                        std::chrono::milliseconds(1500));
+  ClientAuth tls;
+  tls.token = o.auth.token;
+  tls.tls_ca_file = kDir + "/ca.pem";
+  GrpcClient slow(proxy.address(), 10s, tls);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_NO_THROW(slow.register_worker(worker_info("slow")));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 1400ms) << "the proxy did not delay the handshake";
+  EXPECT_GE(proxy.accepted(), 1);
 }
 
 TEST(SecurityTls, MissingFilesAreClearErrors) {

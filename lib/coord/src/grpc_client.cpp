@@ -26,6 +26,8 @@ namespace pb = ::tensorhub::v1;
 using Stub = pb::Coordinator::Stub;
 
 constexpr int kMaxMessageBytes = 256 << 20;
+// Least time a connection attempt (TCP connect, TLS and HTTP/2 handshakes) is given.
+constexpr std::chrono::milliseconds kMinConnectTimeout{5000};
 
 template <class Req, class Rep>
 using Method = grpc::Status (Stub::*)(grpc::ClientContext*, const Req&, Rep*);
@@ -79,10 +81,14 @@ struct GrpcClient::Impl {
     args.SetMaxReceiveMessageSize(kMaxMessageBytes);
     args.SetMaxSendMessageSize(kMaxMessageBytes);
     // A restarted or newly active coordinator is found within ~0.5 s, not after gRPC's default
-    // reconnect backoff (up to 120 s).
+    // reconnect backoff (up to 120 s): attempts start 100 ms apart, growing to 500 ms.
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
+    // gRPC reads "min reconnect backoff" as the least time one connection attempt is given
+    // (its MIN_CONNECT_TIMEOUT, connection-backoff.md): at 100 ms, a TCP + HTTP/2 handshake
+    // slower than the backoff on a loaded host was cut every time ("tcp handshaker shutdown")
+    // and the call failed with the coordinator up. A refused connection still fails at once.
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, static_cast<int>(kMinConnectTimeout.count()));
     if (!auth.tls_server_name.empty()) args.SetSslTargetNameOverride(auth.tls_server_name);
     const auto creds = channel_credentials();
     std::size_t begin = 0;
@@ -158,10 +164,18 @@ struct GrpcClient::Impl {
     }
   }
 
+  // The deadline passed with the coordinator still unavailable: what was tried, and for how long.
+  [[noreturn]] void throw_unavailable(const char* rpc, const grpc::Status& status, const std::string& where,
+                                      std::size_t tried, std::chrono::milliseconds deadline) const {
+    throw TransportError(context(rpc, where) + "unavailable for the call's whole deadline (" +
+                         std::to_string(deadline.count()) + " ms, " + std::to_string(tried) +
+                         " attempt(s)); last error: " + status.error_message());
+  }
+
   // One unary call with a deadline; a non-OK status becomes a typed exception. With several
   // addresses, UNAVAILABLE (down, or a passive standby) moves on to the next one, round and
   // round until the deadline: a standby that takes over within the deadline is found. With one
-  // address, UNAVAILABLE is retried for up to 5 s before it is reported.
+  // address, UNAVAILABLE is retried until the deadline.
   template <class Req, class Rep>
   Rep call(const char* rpc, Method<Req, Rep> method, const Req& request, std::chrono::milliseconds deadline) const {
     const auto start = std::chrono::steady_clock::now();
@@ -187,14 +201,11 @@ struct GrpcClient::Impl {
       }
       if (status.error_code() != grpc::StatusCode::UNAVAILABLE) throw_status(rpc, status, t.address);
       if (targets.size() == 1) {
-        // One coordinator: a connection that failed to come up (e.g. a handshake that timed out
-        // on a loaded host) is tried again for up to kSingleRetry, then reported. gRPC reconnects
-        // after a backoff (1 s, then x1.6): 5 s leave room for three more attempts (with 1 s,
-        // a reader started on a loaded host failed at its first RegisterWorker: fault_kill_holder).
-        constexpr std::chrono::milliseconds kSingleRetry{5000};
+        // One coordinator: UNAVAILABLE (no connection yet, a connection that failed to come up,
+        // a standby that does not serve yet) is tried again until the call's deadline. The
+        // request did not reach a serving coordinator, so this is safe for every call.
         constexpr std::chrono::milliseconds kPause{100};
-        const auto now = std::chrono::steady_clock::now();
-        if (now - start >= kSingleRetry || now + kPause >= end) throw_status(rpc, status, t.address);
+        if (std::chrono::steady_clock::now() + kPause >= end) throw_unavailable(rpc, status, t.address, tried, deadline);
         std::this_thread::sleep_for(kPause);
         continue;
       }
@@ -205,7 +216,7 @@ struct GrpcClient::Impl {
       }
       if (tried % targets.size() == 0) {  // a full round failed: pause, unless out of time
         constexpr std::chrono::milliseconds kPause{100};
-        if (std::chrono::steady_clock::now() + kPause >= end) throw_status(rpc, status, address);
+        if (std::chrono::steady_clock::now() + kPause >= end) throw_unavailable(rpc, status, address, tried, deadline);
         std::this_thread::sleep_for(kPause);
       }
     }
