@@ -10,10 +10,11 @@ FinishRequest finish_of(WorkerId reader, const std::string& model, std::uint64_t
   return FinishRequest{reader, model, version, std::move(group), seq};
 }
 
-// Regression: member 0's first resolve failed (nothing published yet) while member 1's later
-// succeeded. With the hub numbering pulls itself the two disagreed on the pull number and the
-// group pinned the version for ever: its publisher could never unpublish.
-TEST(CoordinatorGroups, AMemberWhoseResolveFailedJoinsItsGroupsPullAndTheVersionDrains) {
+// A group's pull #n is decided by its first member, "nothing found" included. Regression:
+// member 0's pull #1 found nothing, then a version was published and member 1's pull #1 got
+// it: one group pull, two outcomes, and the group's pin on v1 (taken for both members) outlived
+// every read, so its publisher's unpublish waited for ever.
+TEST(CoordinatorGroups, ThePullsOutcomeIsTheFirstMembersEvenWhenItFoundNothing) {
   Coordinator c;
   const auto p = add_worker(c, "p");
   const auto m0 = add_worker(c, "m0");
@@ -21,28 +22,36 @@ TEST(CoordinatorGroups, AMemberWhoseResolveFailedJoinsItsGroupsPullAndTheVersion
   // The hub's own counters, as it sends them (ignored by the coordinator).
   EXPECT_THROW(resolve(c, m0, "m", {"tp", 2, 0}, 1), NotFoundError);
   publish_one(c, p, "m", 1);
-  const auto r1 = resolve(c, m1, "m", {"tp", 2, 1}, 1);
-  EXPECT_EQ(r1.manifest->version, 1u);
-  EXPECT_EQ(r1.seq, 1u);
-  c.finish(finish_of(m1, "m", 1, {"tp", 2, 1}, r1.seq));
+  try {
+    resolve(c, m1, "m", {"tp", 2, 1}, 1);
+    FAIL() << "pull #1 found nothing for member 0: so it does for member 1";
+  } catch (const NotFoundError& e) {
+    EXPECT_NE(std::string(e.what()).find("pull #1"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(c.unpublish(p, "m", 1), 0u) << "a pull that found nothing pins nothing";
+  publish_one(c, p, "m", 2);
+  // Pull #2: both members get v2, and once they finish it drains.
+  const auto r1 = resolve(c, m1, "m", {"tp", 2, 1}, 2);
   const auto r0 = resolve(c, m0, "m", {"tp", 2, 0}, 2);
-  EXPECT_EQ(r0.manifest->version, r1.manifest->version);
-  EXPECT_EQ(r0.manifest.get(), r1.manifest.get());  // one immutable manifest, shared: R readers cost no copy
+  EXPECT_EQ(r1.seq, 2u);
   EXPECT_EQ(r0.seq, r1.seq);
-  c.finish(finish_of(m0, "m", 1, {"tp", 2, 0}, r0.seq));
-  EXPECT_EQ(c.unpublish(p, "m", 1), 0u);
-  EXPECT_EQ(c.wait_drained(p, "m", 1, 0ms), 0u);
-  EXPECT_FALSE(version_status(c, "m", 1).has_value());
+  EXPECT_EQ(r0.manifest->version, 2u);
+  EXPECT_EQ(r0.manifest.get(), r1.manifest.get());  // one immutable manifest, shared: R readers cost no copy
+  EXPECT_EQ(c.unpublish(p, "m", 2), 2u);            // both members still read it
+  c.finish(finish_of(m1, "m", 2, {"tp", 2, 1}, r1.seq));
+  c.finish(finish_of(m0, "m", 2, {"tp", 2, 0}, r0.seq));
+  EXPECT_EQ(c.wait_drained(p, "m", 2, 0ms), 0u);
+  EXPECT_FALSE(version_status(c, "m", 2).has_value());
 }
 
 TEST(CoordinatorGroups, FinishWithTheClientsOwnPullNumberFindsThePullOfThatVersion) {
   Coordinator c;
   const auto p = add_worker(c, "p");
   const auto r = add_worker(c, "r");
-  EXPECT_THROW(resolve(c, r, "m", {"solo", 1, 0}, 1), NotFoundError);
+  EXPECT_THROW(resolve(c, r, "m", {"solo", 1, 0}, 1), NotFoundError);  // pull #1: nothing
   publish_one(c, p, "m", 1);
-  EXPECT_EQ(resolve(c, r, "m", {"solo", 1, 0}, 2).seq, 1u);
-  c.finish(finish_of(r, "m", 1, {"solo", 1, 0}, 2));  // a hub that still sends its own counter
+  EXPECT_EQ(resolve(c, r, "m", {"solo", 1, 0}, 1).seq, 2u);
+  c.finish(finish_of(r, "m", 1, {"solo", 1, 0}, 7));  // a hub that still sends its own counter
   EXPECT_EQ(c.unpublish(p, "m", 1), 0u);
 }
 

@@ -33,6 +33,18 @@ ResolveReply Coordinator::resolve(const ResolveRequest& r) {
   const std::uint64_t seq = groups_.next_seq(r.model, r.group.name, r.reader);
   const GroupReads::Key key{r.model, r.group.name, seq};
   if (const auto* read = groups_.find(key)) {
+    if (read->joined >= read->size) {
+      throw UserError(pull_name(r.group.name, seq) + " already has all its " + std::to_string(read->size) +
+                      " members: more workers than the group size use this group name");
+    }
+    if (!read->missing.empty()) {
+      // The group's first member found nothing for this pull: so does every member, even if a
+      // version was published since (the group's next pull sees it, for every member alike).
+      const auto missing = read->missing;
+      groups_.join(key, r.reader, false);
+      release_group_share(key, r.reader);
+      throw NotFoundError(pull_name(r.group.name, seq) + ": " + missing + " (when the group's first member asked)");
+    }
     std::string why;
     if (r.group.size != read->size) {
       why = "this rank says the group has " + std::to_string(r.group.size) + " members, the group's first rank said " +
@@ -40,10 +52,6 @@ ResolveReply Coordinator::resolve(const ResolveRequest& r) {
     } else if (r.version && *r.version != read->version) {
       why = "this rank asked for v" + std::to_string(*r.version) + " but the group already resolved v" +
             std::to_string(read->version);
-    }
-    if (read->joined >= read->size) {
-      throw UserError(pull_name(r.group.name, seq) + " already has all its " + std::to_string(read->size) +
-                      " members: more workers than the group size use this group name");
     }
     if (!why.empty()) {
       // This member will not pull what its group resolved: its share of the group's pin goes, and
@@ -58,18 +66,16 @@ ResolveReply Coordinator::resolve(const ResolveRequest& r) {
     return ResolveReply{gv.shared_manifest(), gv.snapshot(), seq};
   }
   std::uint64_t chosen = 0;
-  if (r.version) {
-    const auto& v = directory_.get(r.model, *r.version);
-    if (!v.committed()) throw NotFoundError(vname(r.model, *r.version) + " is not committed yet (shards missing)");
-    if (!v.readable()) throw NotFoundError(vname(r.model, *r.version) + " has no live holder for some chunks");
-    chosen = *r.version;
-  } else {
-    const auto l = directory_.latest(r.model);
-    if (!l) {
-      if (!directory_.has_model(r.model)) throw NotFoundError("model '" + r.model + "' is unknown to the hub");
-      throw NotFoundError("model '" + r.model + "' has no readable version");
-    }
-    chosen = *l;
+  try {
+    chosen = choose_version(r);
+  } catch (const NotFoundError& e) {
+    // The first member decides the group's pull #seq, "nothing yet" included: it is recorded
+    // (no pin) so that every member's pull #seq ends the same way.
+    GroupReads::Read read;
+    read.size = r.group.size;
+    read.missing = e.what();
+    groups_.open(key, std::move(read), r.reader);
+    throw;
   }
   auto& v = directory_.get(r.model, chosen);
   v.pin_group(r.group.size);
@@ -103,9 +109,28 @@ void Coordinator::finish(const FinishRequest& r) {
   throw UserError("finish() by a rank that did not resolve " + pull_name(r.group.name, r.seq));
 }
 
+std::uint64_t Coordinator::choose_version(const ResolveRequest& r) {
+  if (r.version) {
+    const auto& v = directory_.get(r.model, *r.version);
+    if (!v.committed()) throw NotFoundError(vname(r.model, *r.version) + " is not committed yet (shards missing)");
+    if (!v.readable()) throw NotFoundError(vname(r.model, *r.version) + " has no live holder for some chunks");
+    return *r.version;
+  }
+  const auto l = directory_.latest(r.model);
+  if (!l) {
+    if (!directory_.has_model(r.model)) throw NotFoundError("model '" + r.model + "' is unknown to the hub");
+    throw NotFoundError("model '" + r.model + "' has no readable version");
+  }
+  return *l;
+}
+
 void Coordinator::release_group_share(GroupReads::Key key, WorkerId reader) {
   const auto* read = groups_.find(key);
   if (read == nullptr) return;
+  if (!read->missing.empty()) {  // nothing pinned, nobody active
+    groups_.release_share(key, reader);
+    return;
+  }
   const auto& model = std::get<0>(key);
   const auto version = read->version;
   const bool was_active = groups_.release_share(key, reader);

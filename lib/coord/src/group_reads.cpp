@@ -15,11 +15,15 @@ GroupReads::Read* GroupReads::find(const Key& key) {
 }
 
 void GroupReads::open(const Key& key, Read read, WorkerId worker) {
+  ++pulls_[MemberKey{std::get<0>(key), std::get<1>(key), worker}];
   read.joined = 1;
   read.shares_left = read.size;
-  read.active = {worker};
+  if (read.missing.empty()) {
+    read.active = {worker};
+  } else if (--read.shares_left == 0) {
+    return;  // nobody else will ask for it
+  }
   reads_.insert_or_assign(key, std::move(read));
-  ++pulls_[MemberKey{std::get<0>(key), std::get<1>(key), worker}];
 }
 
 void GroupReads::join(const Key& key, WorkerId worker, bool active) {

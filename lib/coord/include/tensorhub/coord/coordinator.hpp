@@ -62,12 +62,15 @@ namespace tensorhub::coord {
 // the version's memory references.
 //
 // Reading groups. The coordinator numbers each reading group's pulls itself (ResolveRequest::seq
-// is ignored): it counts, per (model, group name, worker), that worker's successful resolves,
-// and a worker's next resolve joins the group's pull number count + 1 (ResolveReply::seq; the
-// reader passes it back in FinishRequest::seq). The first member to resolve pull n picks the
-// version and pins it for all `size` members; the others get the same version. A failed resolve
-// changes nothing, so a member whose resolve failed (no readable version yet) still joins the
-// pull its group made meanwhile. A member whose resolve fails against an existing group pull
+// is ignored): it counts, per (model, group name, worker), that worker's resolves, and a
+// worker's next resolve joins the group's pull number count + 1 (ResolveReply::seq; the reader
+// passes it back in FinishRequest::seq). The first member to resolve pull n decides its outcome
+// for every member: a version, pinned for all `size` members, or "nothing found" (its
+// NotFoundError, recorded without a pin), which every other member's pull n then gets too, even
+// if a version was published in between; the group's pull n + 1 sees it, for all alike. (Before,
+// a failed first resolve counted for nobody: a member that found nothing did not pull the
+// version its group's other members then pulled as the same pull number, and the group's pin
+// on it outlived every read.) A member whose resolve fails against an existing group pull
 // (another explicit version, another group size) gives up its share of that pull's pin and that
 // pull counts as consumed for it. A member that dies or leaves gives up its shares of the pulls
 // it would still have joined. Groups have at most kMaxGroupSize members.
@@ -160,6 +163,9 @@ class Coordinator final : public Client {
   // Gives up `reader`'s share of the group pull `key`: its finish, or a member that will not
   // pull it. Ends its pull of the version if it was active there.
   void release_group_share(GroupReads::Key key, WorkerId reader);
+  // The version a group's first resolve picks: the one asked for, or the latest readable one.
+  // NotFoundError when there is none (yet).
+  std::uint64_t choose_version(const ResolveRequest& r);
   // How long a waiting call sleeps before it reaps again.
   std::chrono::milliseconds reap_tick() const;
   std::uint32_t outstanding(const VersionState& v, const Holder& h) const;

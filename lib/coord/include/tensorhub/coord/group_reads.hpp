@@ -26,12 +26,16 @@ class GroupReads {
     std::uint32_t joined = 0;       // members that resolved it (or gave up their share)
     std::uint32_t shares_left = 0;  // members whose pin share is still held
     std::set<WorkerId> active;      // members that resolved and have not finished
+    // Non-empty: the first member found nothing to read (its NotFoundError's text). Every member
+    // gets the same error for this pull; no version is pinned and no member is active.
+    std::string missing;
   };
 
   // The pull `worker`'s next resolve for (model, group) joins: its resolves so far + 1.
   std::uint64_t next_seq(const std::string& model, const std::string& group, WorkerId worker) const;
   Read* find(const Key& key);
-  // A new open pull, resolved by `worker` (counted as its pull).
+  // A new open pull, resolved by `worker` (counted as its pull). A pull that found nothing
+  // (`read.missing`) keeps no share for `worker`, and is not kept when it is the only member.
   void open(const Key& key, Read read, WorkerId worker);
   // `worker` joins the open pull `key` (active), or gives up its share of it (not active); either
   // way the pull counts as `worker`'s.
