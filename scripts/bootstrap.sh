@@ -7,7 +7,7 @@ readonly ROOT
 
 # The build. Keep in sync with share/cmake/TensorHubDependencies.cmake.
 BUILD_PACKAGES=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   libopenmpi-dev openmpi-bin libucx-dev
   libhwloc-dev hwloc
   libhdf5-openmpi-dev hdf5-tools python3-h5py python3-numpy
