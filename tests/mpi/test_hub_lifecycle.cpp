@@ -5,13 +5,17 @@
 //  * deallocate() of relayed memory withdraws the relay before the memory is reused (bug 5);
 //  * colocated trainer and rollout: each publisher pulls the whole version, its own shard
 //    included (bug 4);
-//  * a bad TENSORHUB_POOL_BYTES is a UserError naming the variable, on every rank (bug 8).
+//  * a bad TENSORHUB_POOL_BYTES is a UserError naming the variable, on every rank (bug 8);
+//  * a second hub in the process, on the first one's coordinator, over paths that cannot reach
+//    it (mpi_rma alone: its own window only) is refused at join on every rank; over paths that
+//    do reach (ucx), it pulls what the first one published.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "pattern.hpp"
@@ -149,6 +153,62 @@ TEST(HubLifecycle, ColocatedPublishersPullTheWholeVersion) {
   mpi::sleepy_barrier(MPI_COMM_WORLD);
   if (trainer) hub->unpublish("c", 1);
   hub->close();
+}
+
+HubOptions over(const std::string& paths, const std::string& address = {}) {
+  HubOptions o = pooled();
+  o.transport = paths;
+  o.hub_address = address;
+  return o;
+}
+
+TEST(HubLifecycle, ASecondHubThatCannotReachTheFirstIsRefusedAtJoin) {
+  auto first = Hub::join(MPI_COMM_WORLD, over("mpi_rma"));
+  std::string what;
+  try {
+    Hub::join(MPI_COMM_WORLD, over("mpi_rma", first->coordinator_address()));
+  } catch (const UserError& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("two hubs in one process"), std::string::npos) << "rank " << world_rank() << ": '" << what << "'";
+  // The first hub still works.
+  Buffers b(*first, 1, kBytes);
+  if (world_rank() == 1) {
+    b.fill(3);
+    first->publish("solo", 1, b.tensors, std::nullopt);
+  }
+  mpi::sleepy_barrier(MPI_COMM_WORLD);
+  if (world_rank() == 3) {
+    Buffers in(*first, 1, kBytes);
+    EXPECT_EQ(first->pull("solo", Version::latest(), in.tensors).bytes, kBytes);
+    EXPECT_EQ(in.mismatches(3), 0u);
+  }
+  mpi::sleepy_barrier(MPI_COMM_WORLD);
+  if (world_rank() == 1) first->unpublish("solo", 1);
+  first->close();
+}
+
+TEST(HubLifecycle, ASecondHubOverAPathThatReachesTheFirstPullsItsVersions) {
+  // The second hub calls the first one's coordinator: with its token.
+  ::setenv("TENSORHUB_TOKEN", "5ec0e7d0c0ffee5ec0e7d0c0ffee5ec0e7d0c0ffee5ec0e7d0c0ffee5ec0e7d0", 1);
+  auto first = Hub::join(MPI_COMM_WORLD, over("mpi_rma,ucx"));
+  auto second = Hub::join(MPI_COMM_WORLD, over("mpi_rma,ucx", first->coordinator_address()));
+  Buffers b(*first, 1, kBytes);
+  if (world_rank() == 1) {
+    b.fill(5);
+    first->publish("solo", 1, b.tensors, std::nullopt);
+  }
+  mpi::sleepy_barrier(MPI_COMM_WORLD);
+  if (world_rank() == 3) {
+    Buffers in(*second, 1, kBytes);
+    EXPECT_EQ(second->pull("solo", Version::latest(), in.tensors).bytes, kBytes);
+    EXPECT_EQ(in.mismatches(5), 0u);
+  }
+  mpi::sleepy_barrier(MPI_COMM_WORLD);
+  if (world_rank() == 1) first->unpublish("solo", 1);
+  second->close();
+  first->close();
+  ::unsetenv("TENSORHUB_TOKEN");
 }
 
 TEST(HubLifecycle, BadPoolBytesVariableIsNamed) {

@@ -92,7 +92,7 @@ class TickTransport final : public transport::Transport {
  public:
   std::function<void()> tick;
   std::function<void(const transport::ReadOp&)> on_post;  // may be empty
-  std::vector<transport::ReadOp> posted;                   // every read asked for, in order
+  std::vector<transport::ReadOp> posted;                  // every read asked for, in order
 
   std::string_view name() const override { return inner_.name(); }
   const std::string& endpoint() const override { return inner_.endpoint(); }

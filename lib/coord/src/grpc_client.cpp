@@ -205,7 +205,8 @@ struct GrpcClient::Impl {
         // a standby that does not serve yet) is tried again until the call's deadline. The
         // request did not reach a serving coordinator, so this is safe for every call.
         constexpr std::chrono::milliseconds kPause{100};
-        if (std::chrono::steady_clock::now() + kPause >= end) throw_unavailable(rpc, status, t.address, tried, deadline);
+        if (std::chrono::steady_clock::now() + kPause >= end)
+          throw_unavailable(rpc, status, t.address, tried, deadline);
         std::this_thread::sleep_for(kPause);
         continue;
       }

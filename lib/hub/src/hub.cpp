@@ -100,14 +100,41 @@ Hub::Impl::Impl(MPI_Comm comm, HubOptions options) : comm_(mpi::Comm::duplicate(
   // Asked for a device (HubOptions::device, TENSORHUB_DEVICE): made now, for the data paths too.
   std::shared_ptr<device::Device> device = options.device.empty() ? nullptr : device::make_device(options.device);
   auto transport = make_transport(options.transport, comm_.get(), job_tag, rank_, options.pool_bytes, device.get());
+  refuse_unreachable_neighbours(*transport);
   client_ = std::make_unique<coord::GrpcClient>(address_, options.rpc_deadline, std::move(auth));
   if (!options.trace_path.empty()) options.trace_path = trace_file_for_rank(options.trace_path, rank_, comm_.size());
   core_ = std::make_unique<HubCore>(*client_, std::move(transport), rank_, std::move(options), std::move(device));
+  registration_ = ProcessHubs::of_this_process().add(
+      ProcessHubs::Entry{address_, core_->transport().endpoint(), std::string(core_->transport().name())});
+}
+
+void Hub::Impl::refuse_unreachable_neighbours(const transport::Transport& mine) {
+  std::string why;
+  for (const auto& other : ProcessHubs::of_this_process().on(address_)) {
+    if (mine.reaches(other.endpoint)) continue;
+    why = "this process already has a hub on coordinator " + address_ + " over " + other.paths +
+          ", and this one's data paths (" + std::string(mine.name()) +
+          ") do not reach it: mpi_rma reaches only the hub's own window (the MPI job it joined with), "
+          "and two hubs in one process are two such jobs, so neither could read what the other "
+          "publishes. Join once per process (one hub can publish and pull), or give both hubs a path "
+          "that reaches across jobs (--transport / TENSORHUB_TRANSPORT with ucx or cma)";
+    break;
+  }
+  // Collective: every rank refuses, or none (a rank alone would leave the others in MPI calls).
+  int refused = why.empty() ? 0 : 1;
+  mpi::check(MPI_Allreduce(MPI_IN_PLACE, &refused, 1, MPI_INT, MPI_MAX, comm_.get()), "MPI_Allreduce");
+  if (refused != 0) {
+    throw UserError(why.empty() ? "another rank of this hub's communicator refused the join: its process already "
+                                  "has a hub on coordinator " +
+                                      address_ + " that this hub's data paths do not reach"
+                                : why);
+  }
 }
 
 void Hub::Impl::close() {
   if (closed_) return;
   closed_ = true;
+  registration_ = {};
   auto error = core_->leave();
   // No rank may free the window or stop the coordinator while another still reads. (With ULFM
   // the transport's barrier counts only the live ranks.)
@@ -119,6 +146,7 @@ void Hub::Impl::close() {
 
 void Hub::Impl::abandon() noexcept {
   closed_ = true;
+  registration_ = {};
   core_->abandon();
 }
 

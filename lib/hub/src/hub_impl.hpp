@@ -9,6 +9,7 @@
 
 #include "coordinator_host.hpp"
 #include "hub_core.hpp"
+#include "process_hubs.hpp"
 #include "tensorhub/coord/grpc_client.hpp"
 #include "tensorhub/hub.hpp"
 #include "tensorhub/mpi/mpi.hpp"
@@ -36,13 +37,17 @@ class Hub::Impl {
   const std::string& address() const { return address_; }
 
  private:
+  // Collective: UserError on every rank when another hub of this process (on the same
+  // coordinator) cannot be reached by `mine` (process_hubs.hpp).
+  void refuse_unreachable_neighbours(const transport::Transport& mine);
   mpi::Comm comm_;
   int rank_ = 0;
   std::unique_ptr<CoordinatorHost> host_;  // rank 0 when no address was given
   std::string address_;
   std::unique_ptr<coord::GrpcClient> client_;
-  std::unique_ptr<HubCore> core_;  // last: gone before the client and the coordinator
+  std::unique_ptr<HubCore> core_;  // gone before the client and the coordinator
   bool closed_ = false;
+  ProcessHubs::Registration registration_;  // while open: this process's hubs know it
 };
 
 using transport::make_transport;  // tensorhub/transport/factory.hpp
