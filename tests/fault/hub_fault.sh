@@ -8,7 +8,9 @@
 # through TENSORHUB_HUB, as a worker from a separately started job would.
 #
 # Usage: hub_fault.sh TENSORHUB_BIN SCENARIO [ITERATIONS]
-#   kill_holder   3 holders, 3 readers; one holder killed -9 mid-pull; repeated ITERATIONS times
+#   kill_holder   3 holders, 3 readers; one holder killed -9 mid-pull; until ITERATIONS kills landed
+#                 mid-pull (a kill after the readers were done with the victim is not counted:
+#                 at most 3 x ITERATIONS of those)
 #   stop_holder   3 holders, 3 readers; one holder SIGSTOPped mid-pull (hung, not dead)
 #   only_holder   the only holder killed mid-pull: clear error within the deadline, then the
 #                 same reader pulls the next version from another holder
@@ -79,6 +81,8 @@ case "$scenario" in
     holders=(p h1 h2)
     hit=0
     missed=0
+    kills=0
+    late=0
     for ((it = 1; it <= iterations; ++it)); do
       readers_start 1
       if ! victim=$(busy_holder "${holders[@]}"); then
@@ -95,16 +99,27 @@ case "$scenario" in
       unset "pids[$victim]"
       readers_check
       n=$(reassigned)
-      ((n > 0)) && hit=$((hit + 1))
-      echo "iteration $it: killed $victim; readers verified; $n of 3 readers had reads reassigned"
+      kills=$((kills + 1))
       # Replace the dead holder with a new relay.
-      new=h$((it + 2))
+      new=h$((kills + 2))
       relay "$new" 1
       wait_line "$new" "pulled 'policy' v1" 30
       for i in 0 1 2; do [[ "${holders[$i]}" == "$victim" ]] && holders[$i]=$new; done
+      if ((n == 0)); then
+        # The kill came after the readers had read what they wanted of the victim (a pull of
+        # 384 MiB over cma or device IPC takes 0.1-0.3 s, about what one status call takes to
+        # see a pin): readers verified, but no masking shown. Not counted; kill again.
+        late=$((late + 1))
+        ((late <= 3 * iterations)) || fail "$late kills came after the readers were done with the victim"
+        echo "kill $kills: killed $victim after the readers had read from it; readers verified; not counted"
+        it=$((it - 1))
+        continue
+      fi
+      hit=$((hit + 1))
+      echo "iteration $it: killed $victim; readers verified; $n of 3 readers had reads reassigned"
     done
-    echo "measured: $hit of $iterations kills landed mid-pull (a reader had reads reassigned)"
-    ((hit * 2 >= iterations)) || fail "fewer than half of the kills hit a pull in progress"
+    echo "measured: $hit of $iterations counted kills landed mid-pull and were masked (a reader had reads" \
+      "reassigned, every reader verified); $kills kills in all, $late after the readers were done"
     echo "kill_holder: ok"
     ;;
 
