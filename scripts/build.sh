@@ -25,7 +25,9 @@ Environment:
   BUILD_DIR      build directory (default build/; relative paths are relative to the repo root)
   BUILD_TYPE     CMAKE_BUILD_TYPE (default RelWithDebInfo)
   BUILD_FLAGS    C/C++ flags for BUILD_TYPE instead of CMake's (sets CMAKE_{C,CXX}_FLAGS_<TYPE>,
-                 e.g. '-O1 -g1 -DNDEBUG'); like other cache values it stays set until overridden
+                 e.g. '-O1 -g1 -DNDEBUG'). Default for RelWithDebInfo: '-O2 -DNDEBUG', CI's main
+                 lane, so that its compiler cache (ccache) serves both; '-O2 -g -DNDEBUG' for
+                 debug info. Other build types: CMake's flags
   BUILD_TARGETS  space-separated targets to build (default: all)
   JOBS           parallel build jobs (default: nproc)
   TENSORHUB_CMAKE_ARGS      extra configure args, split on whitespace (placed before the arguments)
@@ -49,6 +51,9 @@ jobs=${JOBS:-$(nproc)}
 read -r -a env_args <<<"${TENSORHUB_CMAKE_ARGS:-}"
 read -r -a targets <<<"${BUILD_TARGETS:-}"
 flag_args=()
+if [[ -z "${BUILD_FLAGS+set}" && "$build_type" == RelWithDebInfo ]]; then
+  BUILD_FLAGS="-O2 -DNDEBUG"  # CI's main lane (.ci/run): the same objects, shared through ccache
+fi
 if [[ -n "${BUILD_FLAGS:-}" ]]; then
   flag_args=("-DCMAKE_C_FLAGS_${build_type^^}=$BUILD_FLAGS" "-DCMAKE_CXX_FLAGS_${build_type^^}=$BUILD_FLAGS")
 fi

@@ -4,13 +4,7 @@ if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
   set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING "Build type" FORCE)
 endif()
 
-# Compiler cache: used when installed, unless the caller chose a launcher already.
-option(TENSORHUB_CCACHE "Use ccache when it is installed" ON)
-find_program(TENSORHUB_CCACHE_PROGRAM ccache)
-if(TENSORHUB_CCACHE AND TENSORHUB_CCACHE_PROGRAM AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
-  set(CMAKE_C_COMPILER_LAUNCHER ${TENSORHUB_CCACHE_PROGRAM})
-  set(CMAKE_CXX_COMPILER_LAUNCHER ${TENSORHUB_CCACHE_PROGRAM})
-endif()
+# Compiler cache: share/cmake/TensorHubCcache.cmake (included by the top-level CMakeLists.txt).
 
 set(_th_san_flags "")
 if(TENSORHUB_SANITIZE STREQUAL "address")

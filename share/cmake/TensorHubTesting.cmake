@@ -32,10 +32,15 @@ function(tensorhub_add_mpi_test name)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 180)
   endif()
+  if(NOT TARGET tensorhub_mpi_test_main)  # compiled once for every MPI test binary
+    add_library(tensorhub_mpi_test_main OBJECT ${PROJECT_SOURCE_DIR}/tests/mpi/mpi_main.cpp)
+    th_target_defaults(tensorhub_mpi_test_main)
+    target_link_libraries(tensorhub_mpi_test_main PUBLIC GTest::gtest tensorhub_mpi)
+  endif()
   if(NOT TARGET ${name})
-    add_executable(${name} ${T_SOURCES} ${PROJECT_SOURCE_DIR}/tests/mpi/mpi_main.cpp)
+    add_executable(${name} ${T_SOURCES})
     th_target_defaults(${name})
-    target_link_libraries(${name} PRIVATE GTest::gtest ${T_LIBS})
+    target_link_libraries(${name} PRIVATE tensorhub_mpi_test_main GTest::gtest ${T_LIBS})
   endif()
   add_test(NAME ${_test}
            COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${T_NP} ${TENSORHUB_MPIEXEC_PREFLAGS}
