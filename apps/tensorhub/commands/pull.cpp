@@ -11,12 +11,14 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <span>
 #include <thread>
 
 #include "common/command_table.hpp"
 #include "common/commands.hpp"
+#include "common/fault_pause.hpp"
 #include "common/job.hpp"
 #include "common/memory.hpp"
 #include "common/options.hpp"
@@ -213,7 +215,11 @@ int run_pull(const PullConfig& c, Role role) {
                          fmt(c.wait, 0) + " s (following until v" + std::to_string(*c.follow) + ")");
     }
     ProgressLine bar("pulling '" + c.model + "'", lead, c.progress);
-    po.progress = [&bar](std::uint64_t done, std::uint64_t total) { bar.update(done, total); };
+    po.progress = [&bar, pause = std::make_shared<FaultPause>(FaultPause::from_environment())](std::uint64_t done,
+                                                                                               std::uint64_t total) {
+      pause->at_progress();  // fault tests only (TENSORHUB_TEST_PAUSE_DIR)
+      bar.update(done, total);
+    };
     PullResult r;
     try {
       r = pull_through_failover(hub, c, want, mirror ? mirror->tensors() : dest->tensors(), po, wait, job.world_rank);
