@@ -21,6 +21,9 @@ Usage: scripts/lint.sh [--fix]
    busy cores: ~100 files, too slow for CI). Only when BUILD_DIR/compile_commands.json exists
    (scripts/build.sh writes it); files missing from it are skipped. Run it after a build:
    generated headers (tensorhub.pb.h) must exist. Skipped with --fix.
+   A file checked without error is not checked again while its inputs are the same (its text,
+   every header its last compile read, its compile command, .clang-tidy and clang-tidy's
+   version: scripts/lib/tidy_keys.py); its stored findings are printed instead.
 clang-tidy findings are warnings (.clang-tidy: WarningsAsErrors ''); the script fails (exit 1)
 on format differences or clang-tidy errors (a file that does not compile, a check promoted
 to an error). .ci/run runs it after the main lane and fails on it.
@@ -34,6 +37,10 @@ Environment:
   LINT_TIDY_MAX      at most this many files (default 16)
   LINT_TIDY_BUDGET_S no clang-tidy starts after this many seconds (default 240; 0: no limit)
   LINT_TIDY_FILES    changed (default) | all
+  LINT_TIDY_SINCE    a commit: the clang-tidy files are those changed since it (instead of the
+                     last LINT_TIDY_COMMITS commits), when it is an ancestor of HEAD
+  LINT_TIDY_CACHE    0: no result cache (default 1: under TENSORHUB_CACHE_DIR, default
+                     ${XDG_CACHE_HOME:-~/.cache}/tensorhub, in clang-tidy/)
 Needs clang-format and clang-tidy (Debian: apt-get install clang-format clang-tidy).
 
 Examples:
@@ -106,16 +113,27 @@ case "${LINT_TIDY_FILES:-changed}" in
     declare -A seen=()
     have=$(git rev-list --count HEAD 2>/dev/null || echo 0)
     ((have > commits)) || commits=$((have > 0 ? have - 1 : 0))
+    range=
+    ((commits == 0)) || range="HEAD~$commits..HEAD"
+    why="changed in the last $commits commits"
+    since=${LINT_TIDY_SINCE:-}
+    if [[ -n "$since" ]]; then
+      if git merge-base --is-ancestor "$since" HEAD 2>/dev/null; then
+        range="$since..HEAD"
+        why="changed since ${since:0:12}"
+      else
+        echo "lint.sh: LINT_TIDY_SINCE=$since is not an ancestor of HEAD; using the last $commits commits" >&2
+      fi
+    fi
     while IFS= read -r f; do
       [[ -n "$f" && -z "${seen[$f]:-}" ]] || continue
       seen[$f]=1
       is_tidy_source "$f" && candidates+=("$f")
     done < <(git diff --name-only HEAD 2>/dev/null || true
-      ((commits == 0)) || git log --name-only --format= "HEAD~$commits..HEAD" 2>/dev/null || true)
-    why="changed in the last $commits commits"
+      [[ -z "$range" ]] || git log --name-only --format= "$range" 2>/dev/null || true)
     if ((${#candidates[@]} == 0)); then
       for f in "${sources[@]}"; do [[ "$f" == lib/*.cpp ]] && candidates+=("$f"); done
-      why="no source changed in the last $commits commits: the first $max of lib/"
+      why="no source $why: the first $max of lib/"
     fi
     ;;
   *) echo "lint.sh: LINT_TIDY_FILES must be changed or all" >&2; exit 2 ;;
@@ -130,17 +148,44 @@ for f in "${candidates[@]}"; do
   fi
 done
 if ((${#tidy_files[@]} > 0)); then
+  cache_dir=
+  if [[ "${LINT_TIDY_CACHE:-1}" != 0 ]]; then
+    cache_dir=${TENSORHUB_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tensorhub}/clang-tidy
+    mkdir -p "$cache_dir" 2>/dev/null || cache_dir=
+  fi
+  keyed=()  # "key file" pairs; key "-" = not cacheable (object not built): always checked
+  if [[ -n "$cache_dir" ]] && command -v python3 >/dev/null 2>&1; then
+    mapfile -t keyed < <(python3 "$ROOT/scripts/lib/tidy_keys.py" "$build_dir" "$clang_tidy" .clang-tidy \
+      "${tidy_files[@]}" || true)
+  fi
+  ((${#keyed[@]} == ${#tidy_files[@]})) || { keyed=(); for f in "${tidy_files[@]}"; do keyed+=("- $f"); done; }
   echo "+ $clang_tidy -p $build_dir --quiet (${#tidy_files[@]} files: $why, at most $max; $jobs at a time;" \
-    "budget ${budget} s)" >&2
+    "budget ${budget} s; results cached in ${cache_dir:-nowhere})" >&2
   start=$SECONDS
   deadline=0
   ((budget == 0)) || deadline=$(($(date +%s) + budget))
-  # One clang-tidy per file; one that would start after the deadline is not run (and listed).
-  # shellcheck disable=SC2016 # $1 and $deadline expand in the inner shell
-  printf '%s\0' "${tidy_files[@]}" |
+  # One clang-tidy per file; one that would start after the deadline is not run (and listed). A
+  # file whose inputs (its text, every header it includes, its compile command, the checks and
+  # clang-tidy's version: scripts/lib/tidy_keys.py) were checked without error before is not
+  # checked again: its stored findings are printed instead. Paths of the clone that stored them
+  # are stored as <src>.
+  # shellcheck disable=SC2016 # the inner shell expands its own arguments
+  printf '%s\0' "${keyed[@]}" |
     xargs -0 -n 1 -P "$jobs" bash -c '
-      if (($2 > 0 && $(date +%s) >= $2)); then echo "lint.sh: time budget spent; not checked: $3" >&2; exit 0; fi
-      exec "$0" -p "$1" --quiet "$3"' "$clang_tidy" "$build_dir" "$deadline" || {
+      tidy=$0 build=$1 deadline=$2 cache=$3 root=$4 key=${5%% *} file=${5#* }
+      if [[ -n "$cache" && "$key" != - && -f "$cache/$key" ]]; then
+        sed "s|<src>|$root|g" "$cache/$key"; echo "lint.sh: $file: unchanged since a clean check (cached)" >&2; exit 0
+      fi
+      if (($deadline > 0 && $(date +%s) >= $deadline)); then echo "lint.sh: time budget spent; not checked: $file" >&2; exit 0; fi
+      out=$(mktemp) || exit 1
+      rc=0
+      "$tidy" -p "$build" --quiet "$file" >"$out" 2>&1 || rc=$?
+      cat "$out"
+      if ((rc == 0)) && [[ -n "$cache" && "$key" != - ]]; then
+        sed "s|$root|<src>|g" "$out" >"$cache/$key.tmp.$$" && mv "$cache/$key.tmp.$$" "$cache/$key"
+      fi
+      rm -f "$out"
+      exit $((rc == 0 ? 0 : 1))' "$clang_tidy" "$build_dir" "$deadline" "$cache_dir" "$ROOT" || {
     rc=1
     echo "lint.sh: clang-tidy reported errors (see above)" >&2
   }
