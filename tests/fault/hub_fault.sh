@@ -19,11 +19,16 @@
 #   failover      the primary coordinator killed during a stream of versions; the standby serves
 #   join_leave    a separate 2-rank mpirun joins while versions flow; readers leave by exit and kill
 # Prints measured times as "measured: ..." lines. KEEP_FAULT_LOGS=1 keeps the logs;
-# FAULT_ITERATIONS=N overrides ITERATIONS.
+# FAULT_ITERATIONS=N overrides ITERATIONS; FAULT_MAX_ITERATIONS=N caps it (the sanitizer lane: at
+# most 3 kills per scenario, where the main lane runs 20, 5 or 3).
 set -euo pipefail
 bin=$1
 scenario=$2
-iterations=${FAULT_ITERATIONS:-${3:-20}}  # FAULT_ITERATIONS overrides (the sanitizer lane runs fewer)
+iterations=${FAULT_ITERATIONS:-${3:-20}}  # FAULT_ITERATIONS overrides
+max_iterations=${FAULT_MAX_ITERATIONS:-0}
+[[ "$iterations" =~ ^[1-9][0-9]*$ && "$max_iterations" =~ ^[0-9]+$ ]] ||
+  { echo "hub_fault.sh: ITERATIONS must be a positive number, FAULT_MAX_ITERATIONS a number" >&2; exit 2; }
+((max_iterations == 0 || iterations <= max_iterations)) || iterations=$max_iterations
 mpiexec=${MPIEXEC:-mpirun}
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
