@@ -161,6 +161,12 @@ if ((${#tidy_files[@]} > 0)); then
   ((${#keyed[@]} == ${#tidy_files[@]})) || { keyed=(); for f in "${tidy_files[@]}"; do keyed+=("- $f"); done; }
   echo "+ $clang_tidy -p $build_dir --quiet (${#tidy_files[@]} files: $why, at most $max; $jobs at a time;" \
     "budget ${budget} s; results cached in ${cache_dir:-nowhere})" >&2
+  # clang-tidy reads a copy of the compile database without GCC-only options (Clang's driver
+  # refuses them and would check nothing in that file): scripts/lib/tidy_db.py.
+  tidy_db_dir=$(mktemp -d) || exit 1
+  trap 'rm -rf "$tidy_db_dir"' EXIT
+  python3 "$ROOT/scripts/lib/tidy_db.py" "$build_dir" "$tidy_db_dir" ||
+    { echo "lint.sh: could not write a clang-tidy copy of $db" >&2; exit 1; }
   start=$SECONDS
   deadline=0
   ((budget == 0)) || deadline=$(($(date +%s) + budget))
@@ -185,7 +191,7 @@ if ((${#tidy_files[@]} > 0)); then
         sed "s|$root|<src>|g" "$out" >"$cache/$key.tmp.$$" && mv "$cache/$key.tmp.$$" "$cache/$key"
       fi
       rm -f "$out"
-      exit $((rc == 0 ? 0 : 1))' "$clang_tidy" "$build_dir" "$deadline" "$cache_dir" "$ROOT" || {
+      exit $((rc == 0 ? 0 : 1))' "$clang_tidy" "$tidy_db_dir" "$deadline" "$cache_dir" "$ROOT" || {
     rc=1
     echo "lint.sh: clang-tidy reported errors (see above)" >&2
   }
