@@ -19,7 +19,7 @@ struct Landing::DeviceState {
 
 Landing::Landing(const Manifest& m, std::span<const Destination> dests, const EngineOptions& o,
                  transport::Transport& transport)
-    : m_(m), o_(o), transport_(transport) {
+    : m_(m), transport_(transport) {
   dst_.assign(m.tensors.size(), nullptr);
   memory_.assign(m.tensors.size(), MemoryKind::kHost);
   std::uint64_t largest = 0;

@@ -63,7 +63,6 @@ class Landing {
   void synchronize() noexcept;
 
   const Manifest& m_;
-  const EngineOptions& o_;
   transport::Transport& transport_;
   std::vector<unsigned char*> dst_;  // by tensor
   std::vector<MemoryKind> memory_;   // by tensor
