@@ -11,6 +11,9 @@
 #   CCACHE_NOHASHDIR=1                 the build directory itself is not hashed (it would be for
 #                                      -g builds: their debug info then names the folder of the
 #                                      build that filled the cache).
+# The test executables' precompiled headers (TENSORHUB_TEST_PCH) need, as ccache's manual
+# says, CCACHE_SLOPPINESS=pch_defines,time_macros: a compile that uses the header is then cached
+# under the header's compiled content, which ccache itself restores on a hit.
 # Only builds with the same flags share objects: scripts/test.sh, scripts/dev.sh and CI's main
 # lane all configure with -DCMAKE_BUILD_TYPE=RelWithDebInfo -O2 -DNDEBUG, warnings as errors.
 option(TENSORHUB_CCACHE "Use ccache as the compiler launcher when it is installed" ON)
@@ -18,7 +21,7 @@ find_program(TENSORHUB_CCACHE_PROGRAM ccache)
 set(TENSORHUB_CCACHE_LAUNCHER "")
 if(TENSORHUB_CCACHE AND TENSORHUB_CCACHE_PROGRAM)
   set(TENSORHUB_CCACHE_LAUNCHER ${CMAKE_COMMAND} -E env CCACHE_BASEDIR=${PROJECT_SOURCE_DIR} CCACHE_NOHASHDIR=1
-                                ${TENSORHUB_CCACHE_PROGRAM})
+                                CCACHE_SLOPPINESS=pch_defines,time_macros ${TENSORHUB_CCACHE_PROGRAM})
   foreach(lang C CXX)
     if(NOT CMAKE_${lang}_COMPILER_LAUNCHER)
       set(CMAKE_${lang}_COMPILER_LAUNCHER ${TENSORHUB_CCACHE_LAUNCHER})

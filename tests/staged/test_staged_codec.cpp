@@ -76,12 +76,12 @@ TEST(StagedCodec, RejectsMalformedFrames) {
   std::string hello_zero_slots;
   encode(Hello{4096, 0, "a", "b"}, hello_zero_slots);
   for (const std::string& bad : std::vector<std::string>{
-           frame(0, 1, ""),                         // empty frame
-           frame(1u << 30, 1, ""),                  // too long
-           frame(2, 99, "x"),                       // unknown type
-           frame(1 + 3, 3, "abc"),                  // a truncated request
-           frame(1 + 33, 3, std::string(33, 'x')),  // a request with trailing bytes
-           frame(1 + 8 + 4 + 4, 2, std::string(8, '\1') + std::string(4, '\1') + "\xff\xff\xff\x7f"),  // string
+           frame(0, 1, ""),                                                            // empty frame
+           frame(1u << 30, 1, ""),                                                     // too long
+           frame(2, 99, "x"),                                                          // unknown type
+           frame(1 + 3, 3, "abc"),                                                     // a truncated request
+           frame(1 + 33, 3, std::string(33, 'x')),                                     // a request with trailing bytes
+           frame(1 + 8 + 4 + 4, 2, std::string(12, '\1').append("\xff\xff\xff\x7f")),  // string
            hello_zero_slots,
        }) {
     FrameReader in;
