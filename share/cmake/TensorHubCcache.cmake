@@ -11,7 +11,7 @@
 #   CCACHE_NOHASHDIR=1                 the build directory itself is not hashed (it would be for
 #                                      -g builds: their debug info then names the folder of the
 #                                      build that filled the cache).
-# The test executables' precompiled headers (TENSORHUB_TEST_PCH) need, as ccache's manual
+# Precompiled headers (TENSORHUB_PCH) need, as ccache's manual
 # says, CCACHE_SLOPPINESS=pch_defines,time_macros: a compile that uses the header is then cached
 # under the header's compiled content, which ccache itself restores on a hit.
 # Only builds with the same flags share objects: scripts/test.sh, scripts/dev.sh and CI's main

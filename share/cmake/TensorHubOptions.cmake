@@ -20,6 +20,13 @@ elseif(NOT TENSORHUB_SANITIZE STREQUAL "")
   message(FATAL_ERROR "TENSORHUB_SANITIZE must be '', address, undefined, address,undefined or thread")
 endif()
 
+# Precompiled headers for the test executables (share/cmake/TensorHubTesting.cmake) and the CLI
+# (apps/tensorhub): the headers most of their sources include (GoogleTest, mpi.h,
+# Boost.Program_options, nlohmann/json) are parsed once per build instead of once per source.
+# ccache caches them and the compiles that use them (share/cmake/TensorHubCcache.cmake). OFF
+# compiles every source alone (and shows a source that forgot an include the header gave it).
+option(TENSORHUB_PCH "Precompiled headers for the tests and the CLI" ON)
+
 # th_target_defaults(target): C++20, warnings (errors with TENSORHUB_WERROR), sanitizers, and no
 # MPI C++ bindings: mpi.h of Open MPI 4 (and MPICH) pulls in its deprecated C++ bindings
 # (mpicxx.h: <map>, <iostream>, ...) unless told not to, 1.9 s of every compile that includes it

@@ -2,16 +2,14 @@
 # (mpiexec, srun, ...) and its flags can be swapped in one place:
 #   cmake -DMPIEXEC_EXECUTABLE=srun -DMPIEXEC_NUMPROC_FLAG=-n -DTENSORHUB_MPIEXEC_PREFLAGS=--mpi=pmix
 
-# Precompiled headers (TENSORHUB_TEST_PCH, ON): GoogleTest's header costs about 1.6 s of every
-# test compile under the sanitizer lanes' -O1 -g1 (mpi.h 0.3 s more), parsed once per build here
-# instead of once per test source. One header is compiled per kind (unit: gtest and common
-# standard headers; mpi: the same and mpi.h) in a host target, and every test executable of that
-# kind reuses it (REUSE_FROM). GCC takes a precompiled header only when the compile's flags match
-# it (-fPIE included: the hosts compile as the executables do) and no macro on the command line
-# changes what it read; a mismatch is -Winvalid-pch, an error under -Werror, never a silent slow
-# build. ccache caches the header and the compiles that use it (share/cmake/TensorHubCcache.cmake
-# sets the sloppiness that needs). -DTENSORHUB_TEST_PCH=OFF compiles every test source alone.
-option(TENSORHUB_TEST_PCH "Precompile GoogleTest (and mpi.h) once for every test executable" ON)
+# Precompiled headers (TENSORHUB_PCH, share/cmake/TensorHubOptions.cmake): GoogleTest's header
+# costs about 1.6 s of every test compile under the sanitizer lanes' -O1 -g1 (mpi.h 0.3 s more),
+# parsed once per build here instead of once per test source. One header is compiled per kind
+# (unit: gtest and common standard headers; mpi: the same and mpi.h) in a host target, and every
+# test executable of that kind reuses it (REUSE_FROM). GCC takes a precompiled header only when
+# the compile's flags match it (-fPIE included: the hosts compile as the executables do) and no
+# macro on the command line changes what it read; a mismatch is -Winvalid-pch, an error under
+# -Werror, never a silent slow build.
 set(_th_test_pch_headers <gtest/gtest.h> <algorithm> <chrono> <cstdint> <cstdio> <cstring> <memory> <string>
                          <thread> <vector>)
 # th_test_pch_host(HOST): HOST (an object library) compiles as a test executable does (-fPIE, not
@@ -31,7 +29,7 @@ function(tensorhub_add_unit_test name)
   add_executable(${name} ${T_SOURCES})
   th_target_defaults(${name})
   target_link_libraries(${name} PRIVATE GTest::gtest GTest::gtest_main ${T_LIBS})
-  if(TENSORHUB_TEST_PCH)
+  if(TENSORHUB_PCH)
     if(NOT TARGET tensorhub_unit_test_pch)
       add_library(tensorhub_unit_test_pch OBJECT ${PROJECT_SOURCE_DIR}/tests/pch_host.cpp)
       th_target_defaults(tensorhub_unit_test_pch)
@@ -69,7 +67,7 @@ function(tensorhub_add_mpi_test name)
     add_library(tensorhub_mpi_test_main OBJECT ${PROJECT_SOURCE_DIR}/tests/mpi/mpi_main.cpp)
     th_target_defaults(tensorhub_mpi_test_main)
     target_link_libraries(tensorhub_mpi_test_main PUBLIC GTest::gtest tensorhub_mpi)
-    if(TENSORHUB_TEST_PCH)
+    if(TENSORHUB_PCH)
       th_test_pch_host(tensorhub_mpi_test_main HEADERS <mpi.h>)
     endif()
   endif()
@@ -77,7 +75,7 @@ function(tensorhub_add_mpi_test name)
     add_executable(${name} ${T_SOURCES})
     th_target_defaults(${name})
     target_link_libraries(${name} PRIVATE tensorhub_mpi_test_main GTest::gtest ${T_LIBS})
-    if(TENSORHUB_TEST_PCH)
+    if(TENSORHUB_PCH)
       target_compile_options(${name} PRIVATE -pthread)
       target_precompile_headers(${name} REUSE_FROM tensorhub_mpi_test_main)
     endif()
