@@ -162,7 +162,8 @@ if ((${#tidy_files[@]} > 0)); then
   echo "+ $clang_tidy -p $build_dir --quiet (${#tidy_files[@]} files: $why, at most $max; $jobs at a time;" \
     "budget ${budget} s; results cached in ${cache_dir:-nowhere})" >&2
   # clang-tidy reads a copy of the compile database without GCC-only options (Clang's driver
-  # refuses them and would check nothing in that file): scripts/lib/tidy_db.py.
+  # refuses them and would check nothing in that file) and without CMake's precompiled header
+  # (Clang cannot read GCC's .gch): scripts/lib/tidy_db.py.
   tidy_db_dir=$(mktemp -d) || exit 1
   trap 'rm -rf "$tidy_db_dir"' EXIT
   python3 "$ROOT/scripts/lib/tidy_db.py" "$build_dir" "$tidy_db_dir" ||
