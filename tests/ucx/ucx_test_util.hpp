@@ -5,6 +5,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -124,6 +125,32 @@ class PeerProcess {
  private:
   pid_t pid_ = -1;
   int fd_ = -1;
+};
+
+// A child process that spins on one CPU until destroyed: load beside a fault test.
+class CpuHog {
+ public:
+  CpuHog() {
+    pid_ = ::fork();
+    if (pid_ < 0) throw std::runtime_error("fork");
+    if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives a test binary that died
+      volatile std::uint64_t spins = 0;
+      for (;;) {
+        const std::uint64_t next = spins + 1;
+        spins = next;
+      }
+    }
+  }
+  ~CpuHog() {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  CpuHog(const CpuHog&) = delete;
+  CpuHog& operator=(const CpuHog&) = delete;
+
+ private:
+  pid_t pid_ = -1;
 };
 
 // `ucx_peer hold`: a process exposing `mib` MiB of pattern `seed` as `ranges` adjacent ranges

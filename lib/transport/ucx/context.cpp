@@ -12,8 +12,9 @@ Context::Context() {
   const std::unique_ptr<ucp_config_t, decltype(&ucp_config_release)> config(raw_config, &ucp_config_release);
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-  // WAKEUP: the progress thread sleeps on the worker's event fd instead of spinning.
-  params.features = UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+  // WAKEUP: the progress thread sleeps on the worker's event fd instead of spinning. AM: reads
+  // served by active messages where UCX would emulate gets (am_server.hpp).
+  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
   params.mt_workers_shared = 0;  // one worker per context; UcxTransport serialises calls itself
   check(ucp_init(&params, config.get(), &context_), "ucp_init");
   ucp_context_attr_t attr{};

@@ -1,10 +1,11 @@
 // What a UcxTransport shares with the exposures it hands out: the context (memory registration),
-// the worker, and the one mutex held around every call into either. Exposures keep it alive, so
-// one may outlive its transport.
+// the worker, the server of active-message reads of the exposed memory, and the one mutex held
+// around every call into any of them. Exposures keep it alive, so one may outlive its transport.
 #pragma once
 
 #include <mutex>
 
+#include "am_server.hpp"
 #include "context.hpp"
 #include "worker.hpp"
 
@@ -13,6 +14,7 @@ namespace tensorhub::transport::ucx {
 struct Core {
   Context context;
   Worker worker{context};
+  AmServer server{worker};
   std::mutex mutex;
 };
 

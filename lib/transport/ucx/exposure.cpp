@@ -1,11 +1,13 @@
 #include "exposure.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "am_protocol.hpp"
 #include "codec.hpp"
 #include "mem_handle.hpp"
 #include "src/coalesce.hpp"
@@ -14,13 +16,22 @@
 namespace tensorhub::transport::ucx {
 namespace {
 
+// How long withdrawing an exposure waits for active-message replies still sent from it.
+constexpr std::chrono::milliseconds kDrainLimit{2000};
+
 class UcxExposure final : public Exposure {
  public:
   UcxExposure(std::shared_ptr<Core> core, std::vector<std::unique_ptr<MemHandle>> handles,
-              std::vector<std::string> descriptors)
-      : core_(std::move(core)), handles_(std::move(handles)), descriptors_(std::move(descriptors)) {}
+              std::vector<std::uint64_t> served, std::vector<std::string> descriptors)
+      : core_(std::move(core)),
+        handles_(std::move(handles)),
+        served_(std::move(served)),
+        descriptors_(std::move(descriptors)) {}
   ~UcxExposure() override {
     const std::lock_guard lock(core_->mutex);
+    // No new active-message read is served from here; replies in flight end first (a stopped
+    // reader's are abandoned after kDrainLimit, am_server.hpp).
+    (void)core_->server.remove(served_, kDrainLimit);
     handles_.clear();
   }
   UcxExposure(const UcxExposure&) = delete;
@@ -30,12 +41,14 @@ class UcxExposure final : public Exposure {
  private:
   std::shared_ptr<Core> core_;  // first: outlives the handles
   std::vector<std::unique_ptr<MemHandle>> handles_;
+  std::vector<std::uint64_t> served_;  // AmServer regions
   std::vector<std::string> descriptors_;
 };
 
 struct Registration {
   Span span;
   std::vector<std::byte> rkey;  // packed
+  ucs_memory_type_t type = UCS_MEMORY_TYPE_HOST;
 };
 
 std::uint64_t address_of(const void* p) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p)); }
@@ -50,7 +63,7 @@ void register_kind(Core& core, std::span<const MemoryRange> ranges, MemoryKind k
   for (const auto& s : coalesce(spans, 0)) {
     auto& h = handles.emplace_back(
         std::make_unique<MemHandle>(core.context, reinterpret_cast<void*>(s.begin), s.end - s.begin, type));
-    out.push_back(Registration{s, h->packed_rkey()});
+    out.push_back(Registration{s, h->packed_rkey(), type});
   }
 }
 
@@ -84,7 +97,17 @@ std::unique_ptr<Exposure> expose_ranges(const std::shared_ptr<Core>& core, std::
     require(it != regs.end(), "ucx: exposed range outside every registration");
     descriptors.push_back(encode_descriptor(begin, r.bytes, it->rkey, holder));
   }
-  return std::make_unique<UcxExposure>(core, std::move(handles), std::move(descriptors));
+  std::vector<std::uint64_t> served;
+  served.reserve(regs.size());
+  try {
+    for (const auto& g : regs) {
+      served.push_back(core->server.add(g.span.begin, g.span.end - g.span.begin, key_hash(g.rkey), g.type));
+    }
+  } catch (...) {
+    (void)core->server.remove(served, kDrainLimit);  // nothing was handed out: none in flight
+    throw;
+  }
+  return std::make_unique<UcxExposure>(core, std::move(handles), std::move(served), std::move(descriptors));
 }
 
 }  // namespace tensorhub::transport::ucx

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "am_protocol.hpp"
 #include "codec.hpp"
+#include "lanes.hpp"
 #include "status.hpp"
 #include "tensorhub/core/error.hpp"
 
@@ -21,7 +23,11 @@ void on_endpoint_error(void* arg, ucp_ep_h /*ep*/, ucs_status_t status) {
 
 }  // namespace
 
-Reads::Reads(Worker& worker, std::chrono::milliseconds deadline) : worker_(worker), deadline_(deadline) {}
+Reads::Reads(Worker& worker, const UcxOptions& options)
+    : worker_(worker),
+      deadline_(options.deadline),
+      mode_(options.read),
+      am_(worker, options.am_piece, options.am_window) {}
 
 Reads::~Reads() {
   for (auto& [endpoint, peer] : peers_) {
@@ -36,6 +42,7 @@ Peer& Reads::peer_for(const std::string& endpoint) {
   auto peer = std::make_unique<Peer>(text.label);
   peer->address = text.worker_address;
   peer->ep.emplace(worker_, text.worker_address, peer->name, &on_endpoint_error, peer.get());
+  peer->am = mode_ == UcxRead::kAm || (mode_ == UcxRead::kAuto && !rma_in_hardware(peer->ep->get()));
   peer->last_progress = Clock::now();
   return *peers_.emplace(endpoint, std::move(peer)).first->second;
 }
@@ -46,6 +53,13 @@ const RemoteKey& Reads::rkey_for(Peer& peer, std::string_view packed_text) {
   const auto packed = decode_rkey(packed_text, peer.address);
   auto rkey = std::make_unique<RemoteKey>(peer.ep->get(), packed, peer.name);
   return *peer.rkeys.emplace(std::move(key), std::move(rkey)).first->second;
+}
+
+std::uint64_t Reads::key_hash_for(Peer& peer, std::string_view packed_text) {
+  std::string key(packed_text);
+  if (const auto it = peer.key_hashes.find(key); it != peer.key_hashes.end()) return it->second;
+  const std::uint64_t hash = key_hash(decode_rkey(packed_text, peer.address));  // checks the frame
+  return peer.key_hashes.emplace(std::move(key), hash).first->second;
 }
 
 void Reads::post(const ReadOp& op) {
@@ -64,8 +78,15 @@ void Reads::post(const ReadOp& op) {
     done_.push_back(Completion{op.tag, true, {}});
     return;
   }
+  // Active messages land bytes with memcpy: a device destination is read with a get.
+  if (peer.am && op.dst_memory == MemoryKind::kHost) {
+    am_.post(peer, op, region.address + op.offset, key_hash_for(peer, region.rkey));
+    ++am_posted_;
+    return;
+  }
   const RemoteKey& rkey = rkey_for(peer, region.rkey);
   ucp_request_param_t params{};
+  ++gets_posted_;
   Request request(ucp_get_nbx(peer.ep->get(), op.dst, op.length, region.address + op.offset, rkey.get(), &params));
   const ucs_status_t status = request.status();
   if (status == UCS_INPROGRESS) {
@@ -92,6 +113,7 @@ void Reads::fail_peer(Peer& peer, const std::string& why) {
     done_.push_back(s == UCS_OK ? Completion{p.tag, true, {}} : Completion{p.tag, false, peer.failure});
     return true;
   });
+  am_.fail_peer(peer, peer.failure);  // after the close: no reply handler runs for it any more
   peer.ep.reset();
   peer.rkeys.clear();
 }
@@ -117,6 +139,7 @@ std::vector<std::pair<Peer*, ucs_status_t>> Reads::reap() {
 
 std::vector<Peer*> Reads::expired(Clock::time_point now) const {
   std::vector<Peer*> out;
+  am_.expired(now, deadline_, out);
   for (const auto& p : pending_) {
     const auto since = std::max(p.posted, p.peer->last_progress);
     if (now - since > deadline_ && std::find(out.begin(), out.end(), p.peer) == out.end()) out.push_back(p.peer);
@@ -127,6 +150,7 @@ std::vector<Peer*> Reads::expired(Clock::time_point now) const {
 void Reads::poll(std::vector<Completion>& out) {
   for (int i = 0; i < kProgressPerPoll && worker_.progress() != 0; ++i) {
   }
+  am_.pump();
   for (auto& [endpoint, peer] : peers_) {
     if (peer->ep_error != UCS_OK && !peer->dead()) {
       fail_peer(*peer, "failed: the endpoint reported " + describe(peer->ep_error));
@@ -137,6 +161,7 @@ void Reads::poll(std::vector<Completion>& out) {
     fail_peer(*peer, "did not complete any read within the " + std::to_string(deadline_.count()) +
                          " ms deadline (hung, stopped or overloaded); its endpoint was force-closed");
   }
+  am_.collect(done_);
   for (auto& c : done_) out.push_back(std::move(c));
   done_.clear();
 }

@@ -2,7 +2,9 @@
 // handling. Every member function must be called with Core::mutex held (the progress thread
 // drives the same worker); UCX calls back (endpoint errors) only from inside those calls.
 // Gets carry no completion callback: each pending read owns its request (Request) and poll()
-// checks ucp_request_check_status, so no callback ever touches the read table.
+// checks ucp_request_check_status, so no callback ever touches the read table. Reads of a peer
+// served by active messages (Peer::am) go through AmReads instead, with the same deadline and
+// failure handling.
 //
 // Failure handling (share/doc/transport-ucx.md):
 //  * endpoint error callback, or a get that ends in error: the peer is dead;
@@ -23,16 +25,18 @@
 #include <utility>
 #include <vector>
 
+#include "am_reads.hpp"
 #include "peer.hpp"
 #include "request.hpp"
 #include "tensorhub/transport/transport.hpp"
+#include "ucx/ucx_transport.hpp"
 #include "worker.hpp"
 
 namespace tensorhub::transport::ucx {
 
 class Reads {
  public:
-  Reads(Worker& worker, std::chrono::milliseconds deadline);
+  Reads(Worker& worker, const UcxOptions& options);
   ~Reads();  // force-closes every endpoint
   Reads(const Reads&) = delete;
   Reads& operator=(const Reads&) = delete;
@@ -42,7 +46,9 @@ class Reads {
   void post(const ReadOp& op);
   // Progresses the worker, applies the deadline, appends finished reads.
   void poll(std::vector<Completion>& out);
-  std::size_t in_flight() const { return pending_.size() + done_.size(); }
+  std::uint64_t gets_posted() const { return gets_posted_; }
+  std::uint64_t am_posted() const { return am_posted_; }
+  std::size_t in_flight() const { return pending_.size() + done_.size() + am_.in_flight(); }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -55,6 +61,7 @@ class Reads {
 
   Peer& peer_for(const std::string& endpoint);
   const RemoteKey& rkey_for(Peer& peer, std::string_view packed_text);
+  std::uint64_t key_hash_for(Peer& peer, std::string_view packed_text);
   // Marks `peer` dead with `why`, force-closes its endpoint and completes its pending reads.
   void fail_peer(Peer& peer, const std::string& why);
   // Completes reads whose request ended; returns the peers whose reads ended in error.
@@ -63,9 +70,13 @@ class Reads {
 
   Worker& worker_;
   std::chrono::milliseconds deadline_;
+  UcxRead mode_;
+  AmReads am_;
   std::unordered_map<std::string, std::unique_ptr<Peer>> peers_;  // by endpoint text
   std::vector<Pending> pending_;
   std::vector<Completion> done_;
+  std::uint64_t gets_posted_ = 0;
+  std::uint64_t am_posted_ = 0;
 };
 
 }  // namespace tensorhub::transport::ucx

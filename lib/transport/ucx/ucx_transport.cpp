@@ -8,6 +8,7 @@
 #include <new>
 #include <string>
 
+#include "am_protocol.hpp"
 #include "codec.hpp"
 #include "core.hpp"
 #include "exposure.hpp"
@@ -33,6 +34,10 @@ std::string default_label() {
 UcxOptions UcxOptions::from_env() {
   UcxOptions o;
   if (const auto ms = env::millis("TENSORHUB_UCX_DEADLINE_MS", 1)) o.deadline = *ms;
+  if (const auto read = env::choice("TENSORHUB_UCX_READ", {"auto", "get", "am"})) {
+    o.read = *read == "get" ? UcxRead::kGet : *read == "am" ? UcxRead::kAm : UcxRead::kAuto;
+  }
+  if (const auto piece = env::bytes("TENSORHUB_UCX_AM_PIECE", 4096, ucx::kAmMaxPiece)) o.am_piece = *piece;
   return o;
 }
 
@@ -41,7 +46,10 @@ UcxTransport::UcxTransport(UcxOptions options) : options_(std::move(options)), c
   if (options_.deadline.count() <= 0) throw UserError("ucx: the read deadline must be positive");
   endpoint_ = ucx::encode_endpoint(options_.label, core_->worker.address());
   cuda_aware_ = core_->context.supports(UCS_MEMORY_TYPE_CUDA);
-  reads_ = std::make_unique<ucx::Reads>(core_->worker, options_.deadline);
+  if (options_.am_piece == 0 || options_.am_piece > ucx::kAmMaxPiece || options_.am_window == 0) {
+    throw UserError("ucx: am_piece must be 1.." + std::to_string(ucx::kAmMaxPiece) + " bytes and am_window > 0");
+  }
+  reads_ = std::make_unique<ucx::Reads>(core_->worker, options_);
   if (options_.progress_thread) progress_ = std::make_unique<ucx::ProgressThread>(core_->worker, core_->mutex);
 }
 
@@ -87,6 +95,19 @@ void UcxTransport::poll(std::vector<Completion>& out) {
 std::size_t UcxTransport::in_flight() const {
   const std::lock_guard lock(core_->mutex);
   return reads_->in_flight();
+}
+
+UcxStats UcxTransport::stats() const {
+  const std::lock_guard lock(core_->mutex);
+  const auto served = core_->server.stats();
+  UcxStats s;
+  s.gets = reads_->gets_posted();
+  s.am_reads = reads_->am_posted();
+  s.am_served = served.served;
+  s.am_refused = served.refused;
+  s.am_dropped = served.dropped;
+  s.am_replies_in_flight = served.in_flight;
+  return s;
 }
 
 void* UcxTransport::allocate(std::uint64_t bytes) {

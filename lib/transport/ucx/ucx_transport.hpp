@@ -16,6 +16,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -28,6 +30,15 @@ class Reads;
 class ProgressThread;
 }  // namespace ucx
 
+// How reads are made (share/doc/transport-ucx.md, "Reads"):
+//  * kGet  one-sided ucp_get_nbx: no holder CPU where UCX does it in hardware (RDMA); over TCP
+//          UCX emulates it, and a reader killed mid-read can then abort the holder (UCX 1.13);
+//  * kAm   active messages served by the holder's progress thread (am_server.hpp): a dead
+//          reader fails only its own replies;
+//  * kAuto per holder, when its endpoint is created: kGet where the endpoint has a hardware RMA
+//          lane (lanes.hpp), kAm everywhere else.
+enum class UcxRead { kAuto, kGet, kAm };
+
 struct UcxOptions {
   // A read fails (and its peer is marked dead) once it has waited this long while no other read
   // from the same peer completed. The only defence against a hung peer, which UCX never reports.
@@ -36,10 +47,26 @@ struct UcxOptions {
   std::string label;
   // Serve reads of this process's memory while its thread is elsewhere (needed over TCP).
   bool progress_thread = true;
+  UcxRead read = UcxRead::kAuto;
+  // Active-message reads: a read is asked for in pieces of at most this many bytes, at most
+  // am_window pieces per holder at once.
+  std::uint64_t am_piece = 1ull << 20;
+  std::size_t am_window = 16;
 
-  // Defaults, with TENSORHUB_UCX_DEADLINE_MS (milliseconds > 0) applied; throws UserError naming
+  // Defaults, with TENSORHUB_UCX_DEADLINE_MS (milliseconds > 0), TENSORHUB_UCX_READ
+  // (auto|get|am) and TENSORHUB_UCX_AM_PIECE (bytes, 4KiB..16MiB) applied; throws UserError naming
   // the variable on a malformed value (tensorhub/core/env.hpp).
   static UcxOptions from_env();
+};
+
+// Counters, for tests and diagnostics.
+struct UcxStats {
+  std::uint64_t gets = 0;        // reads this process posted as ucp_get_nbx
+  std::uint64_t am_reads = 0;    // reads this process posted as active messages
+  std::uint64_t am_served = 0;   // pieces of this process's memory it sent to readers
+  std::uint64_t am_refused = 0;  // requests it answered with an error (no such region, too many)
+  std::uint64_t am_dropped = 0;  // requests it could not answer (malformed, no reply endpoint, full)
+  std::size_t am_replies_in_flight = 0;
 };
 
 class UcxTransport final : public Transport {
@@ -68,6 +95,7 @@ class UcxTransport final : public Transport {
   const UcxOptions& options() const { return options_; }
   // Is this UCX CUDA-aware (device memory exposed and read directly)?
   bool cuda_aware() const { return cuda_aware_; }
+  UcxStats stats() const;
 
  private:
   UcxOptions options_;
