@@ -1,7 +1,8 @@
 // Bandwidth check of the ucx transport on one host (not a test; no timing is asserted):
 //   bench_ucx_read [MiB=256] [iterations=5] [chunk MiB=4] [depth=8] [no-reader-thread]
 // A holder process (ucx_peer) exposes MiB MiB; this process reads all of it through
-// UcxTransport in chunk-sized reads, depth at a time, and compares with memcpy of the same size.
+// UcxTransport in chunk-sized reads, depth at a time, once per read mode (get, am) in interleaved
+// rounds, and compares with memcpy of the same size.
 // Also prints the CPU an idle transport's progress thread costs.
 #include <sys/resource.h>
 
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -68,43 +70,69 @@ int main(int argc, char** argv) {
   alarm(600);
   try {
     tensorhub::test::HolderProcess holder(UCX_PEER_EXE, mib, 1, 1);
-    tensorhub::transport::UcxOptions options;
-    options.label = "bench-reader";
-    options.progress_thread = reader_thread;
-    tensorhub::transport::UcxTransport reader(options);
+    // Two readers of the same holder, one per read mode, in interleaved rounds (this machine is
+    // shared and noisy: a ratio of medians from one run, never an absolute figure).
+    std::vector<std::unique_ptr<tensorhub::transport::UcxTransport>> readers;
+    const tensorhub::transport::UcxRead modes[] = {tensorhub::transport::UcxRead::kGet,
+                                                   tensorhub::transport::UcxRead::kAm};
+    const char* names[] = {"get", "am"};
+    for (const auto mode : modes) {
+      auto options = tensorhub::transport::UcxOptions::from_env();  // TENSORHUB_UCX_AM_PIECE applies
+      options.label = "bench-reader";
+      options.progress_thread = reader_thread;
+      options.read = mode;
+      readers.push_back(std::make_unique<tensorhub::transport::UcxTransport>(options));
+    }
     std::vector<unsigned char> dst(bytes, 0);  // touched: fresh pages fault in slowly here
     const std::vector<tensorhub::test::Region> regions{{holder.endpoint(), holder.descriptors()[0], bytes}};
 
-    std::vector<double> times;
-    double holder_cpu = 0;
+    std::vector<double> times[2];
+    double holder_cpu[2] = {0, 0};
     for (int i = -1; i < iterations; ++i) {  // i = -1: warm-up (connection, rkey, page faults)
-      if (i == 0) holder_cpu = cpu_seconds_of(holder.pid());
-      const auto t = Clock::now();
-      const auto done =
-          tensorhub::test::read_regions(reader, regions, dst.data(), chunk, depth, std::chrono::minutes(2));
-      const double s = seconds_since(t);
-      for (const auto& c : done) {
-        if (!c.ok) throw std::runtime_error(c.error);
+      for (std::size_t m = 0; m < 2; ++m) {
+        const double cpu0 = cpu_seconds_of(holder.pid());
+        const auto t = Clock::now();
+        const auto done =
+            tensorhub::test::read_regions(*readers[m], regions, dst.data(), chunk, depth, std::chrono::minutes(2));
+        const double sec = seconds_since(t);
+        for (const auto& c : done) {
+          if (!c.ok) throw std::runtime_error(c.error);
+        }
+        if (!tensorhub::test::check_pattern(dst.data(), 0, bytes, 1)) throw std::runtime_error("wrong bytes read");
+        if (i >= 0) {
+          times[m].push_back(sec);
+          holder_cpu[m] += cpu_seconds_of(holder.pid()) - cpu0;
+        }
       }
-      if (i >= 0) times.push_back(s);
     }
-    if (!tensorhub::test::check_pattern(dst.data(), 0, bytes, 1)) throw std::runtime_error("wrong bytes read");
-    char label[64];
-    std::snprintf(label, sizeof label, "ucx get (%llu MiB x %zu)", static_cast<unsigned long long>(chunk >> 20), depth);
-    report(label, bytes, times);
-    double busy = 0;
-    for (const double t : times) busy += t;
-    std::printf("holder CPU while serving: %.2f s per s of transfer (its progress thread)\n",
-                (cpu_seconds_of(holder.pid()) - holder_cpu) / busy);
+    double median_gbs[2];
+    for (std::size_t m = 0; m < 2; ++m) {
+      char label[64];
+      std::snprintf(label, sizeof label, "ucx %s (%llu MiB x %zu)", names[m],
+                    static_cast<unsigned long long>(chunk >> 20), depth);
+      report(label, bytes, times[m]);
+      double busy = 0;
+      for (const double t : times[m]) busy += t;
+      std::printf("  holder CPU while serving %s: %.2f s per s of transfer\n", names[m], holder_cpu[m] / busy);
+      auto sorted = times[m];
+      std::sort(sorted.begin(), sorted.end());
+      median_gbs[m] = static_cast<double>(bytes) / sorted[sorted.size() / 2] / 1e9;
+    }
+    std::printf("am / get (medians of %d interleaved rounds): %.2f x\n", iterations, median_gbs[1] / median_gbs[0]);
+    std::printf(
+        "{\"bench\":\"ucx_read\",\"bytes\":%llu,\"chunk\":%llu,\"depth\":%zu,\"rounds\":%d,"
+        "\"get_median_gbs\":%.3f,\"am_median_gbs\":%.3f,\"am_over_get\":%.3f}\n",
+        static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(chunk), depth, iterations,
+        median_gbs[0], median_gbs[1], median_gbs[1] / median_gbs[0]);
 
     std::vector<unsigned char> src(bytes, 1);
-    times.clear();
+    std::vector<double> copies;
     for (int i = -1; i < iterations; ++i) {
       const auto t = Clock::now();
       std::memcpy(dst.data(), src.data(), bytes);
-      if (i >= 0) times.push_back(seconds_since(t));
+      if (i >= 0) copies.push_back(seconds_since(t));
     }
-    report("memcpy", bytes, times);
+    report("memcpy", bytes, copies);
 
     const double c0 = cpu_seconds();
     const double h0 = cpu_seconds_of(holder.pid());

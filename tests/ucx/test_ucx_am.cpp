@@ -126,7 +126,7 @@ TEST_P(UcxReadModes, ReadsEveryByteTheWayTheModeSays) {
   if (GetParam() == UcxRead::kAm) {
     EXPECT_EQ(r.am_reads, 7u);
     EXPECT_EQ(r.gets, 0u);
-    EXPECT_EQ(h.am_served, 41u);  // 1 MiB pieces
+    EXPECT_EQ(h.am_served, 14u);  // 4 MiB pieces: 6 MiB reads in 2 each, the last (4 MiB + 3) too
   } else if (GetParam() == UcxRead::kGet) {
     EXPECT_EQ(r.gets, 7u);
     EXPECT_EQ(r.am_reads, 0u);
@@ -217,7 +217,7 @@ TEST(UcxOptionsAm, ReadModeAndPieceFromEnvironment) {
   ::unsetenv("TENSORHUB_UCX_AM_PIECE");
   o = UcxOptions::from_env();
   EXPECT_EQ(o.read, UcxRead::kAuto);
-  EXPECT_EQ(o.am_piece, 1u << 20);
+  EXPECT_EQ(o.am_piece, 4u << 20);
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ struct UcxOptions {
   UcxRead read = UcxRead::kAuto;
   // Active-message reads: a read is asked for in pieces of at most this many bytes, at most
   // am_window pieces per holder at once.
-  std::uint64_t am_piece = 1ull << 20;
+  std::uint64_t am_piece = 4ull << 20;
   std::size_t am_window = 16;
 
   // Defaults, with TENSORHUB_UCX_DEADLINE_MS (milliseconds > 0), TENSORHUB_UCX_READ
