@@ -7,35 +7,14 @@
 #include "status.hpp"
 
 namespace tensorhub::transport::ucx {
-namespace {
-
-void set_handler(Worker& worker, ucp_am_recv_callback_t cb, void* arg) {
-  ucp_am_handler_param_t p{};
-  p.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                 UCP_AM_HANDLER_PARAM_FIELD_ARG;
-  p.id = kAmReadReplyId;
-  p.flags = UCP_AM_FLAG_WHOLE_MSG;
-  p.cb = cb;
-  p.arg = arg;
-  check(ucp_worker_set_am_recv_handler(worker.get(), &p), "ucp_worker_set_am_recv_handler", "read replies");
-}
-
-}  // namespace
-
 AmReads::AmReads(Worker& worker, std::uint64_t piece, std::size_t window)
     : worker_(worker),
       piece_(std::clamp<std::uint64_t>(piece, 1, kAmMaxPiece)),
       window_(std::max<std::size_t>(window, 1)) {
-  set_handler(worker_, &AmReads::on_reply, this);
+  worker_.set_am_handler(kAmReadReplyId, &AmReads::on_reply, this, "read replies");
 }
 
-AmReads::~AmReads() {
-  ucp_am_handler_param_t p{};
-  p.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB;
-  p.id = kAmReadReplyId;
-  p.cb = nullptr;
-  (void)ucp_worker_set_am_recv_handler(worker_.get(), &p);
-}
+AmReads::~AmReads() { worker_.clear_am_handler(kAmReadReplyId); }
 
 void AmReads::post(Peer& peer, const ReadOp& op, std::uint64_t address, std::uint64_t hash) {
   const std::uint64_t id = next_op_++;

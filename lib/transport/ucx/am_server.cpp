@@ -46,30 +46,15 @@ void finish(void* state) { delete static_cast<PackState*>(state); }  // NOLINT(c
 
 constexpr ucp_generic_dt_ops_t kCopyOps{&start_pack, &start_unpack, &packed_size, &pack, &unpack, &finish};
 
-void install(Worker& worker, ucp_am_recv_callback_t cb, void* arg) {
-  ucp_am_handler_param_t p{};
-  p.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                 UCP_AM_HANDLER_PARAM_FIELD_ARG;
-  p.id = kAmReadRequestId;
-  p.flags = UCP_AM_FLAG_WHOLE_MSG;
-  p.cb = cb;
-  p.arg = arg;
-  check(ucp_worker_set_am_recv_handler(worker.get(), &p), "ucp_worker_set_am_recv_handler", "read requests");
-}
-
 }  // namespace
 
 AmServer::AmServer(Worker& worker) : worker_(worker) {
   check(ucp_dt_create_generic(&kCopyOps, nullptr, &copy_), "ucp_dt_create_generic", "read replies");
-  install(worker_, &AmServer::on_request, this);
+  worker_.set_am_handler(kAmReadRequestId, &AmServer::on_request, this, "read requests");
 }
 
 AmServer::~AmServer() {
-  ucp_am_handler_param_t p{};
-  p.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB;
-  p.id = kAmReadRequestId;
-  p.cb = nullptr;
-  (void)ucp_worker_set_am_recv_handler(worker_.get(), &p);
+  worker_.clear_am_handler(kAmReadRequestId);
   // Replies still in flight keep their Reply (the send callback frees it); they no longer point here.
   for (auto& [reply, owned] : replies_) {
     owned->server = nullptr;

@@ -28,6 +28,25 @@ std::vector<std::byte> Worker::address() const {
 
 ucs_status_t Worker::arm() { return event_fd_ < 0 ? UCS_ERR_UNSUPPORTED : ucp_worker_arm(worker_); }
 
+void Worker::set_am_handler(unsigned id, ucp_am_recv_callback_t cb, void* arg, const char* what) {
+  ucp_am_handler_param_t p{};
+  p.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                 UCP_AM_HANDLER_PARAM_FIELD_ARG;
+  p.id = id;
+  p.flags = UCP_AM_FLAG_WHOLE_MSG;
+  p.cb = cb;
+  p.arg = arg;
+  check(ucp_worker_set_am_recv_handler(worker_, &p), "ucp_worker_set_am_recv_handler", what);
+}
+
+void Worker::clear_am_handler(unsigned id) noexcept {
+  ucp_am_handler_param_t p{};
+  p.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB;
+  p.id = id;
+  p.cb = nullptr;
+  (void)ucp_worker_set_am_recv_handler(worker_, &p);
+}
+
 void Worker::signal() {
   // Only fails on a broken worker; the progress thread also wakes on its poll timeout.
   (void)ucp_worker_signal(worker_);

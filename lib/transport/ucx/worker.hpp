@@ -32,6 +32,10 @@ class Worker {
   ucs_status_t arm();
   // Makes event_fd() readable; safe from any thread.
   void signal();
+  // Installs `cb` (with `arg`) as the handler of active messages `id`, whole messages only;
+  // throws TransportError naming `what`. clear_am_handler removes it (never throws).
+  void set_am_handler(unsigned id, ucp_am_recv_callback_t cb, void* arg, const char* what);
+  void clear_am_handler(unsigned id) noexcept;
 
  private:
   ucp_worker_h worker_ = nullptr;
