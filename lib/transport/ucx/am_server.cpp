@@ -12,6 +12,7 @@ struct AmServer::Reply {
   AmServer* server = nullptr;  // null once the server is gone (the callback then only frees)
   std::array<std::byte, kAmReplyBytes> header{};
   std::uint64_t region = 0;  // 0: a refusal, sent from no region
+  std::uint64_t bytes = 0;   // payload bytes (0 on a refusal)
   ucp_ep_h ep = nullptr;
 };
 
@@ -129,20 +130,20 @@ void AmServer::handle(const AmRequest& request, ucp_ep_h reply_ep) {
   } else {
     head.length = request.length;
     reply->region = found->first;
+    reply->bytes = request.length;
   }
   reply->header = encode(head);
   if (head.status != UCS_OK) {
     ++stats_.refused;
-    (void)send(reply_ep, std::move(reply), nullptr, UCS_MEMORY_TYPE_HOST);
+    send(reply_ep, std::move(reply), nullptr, UCS_MEMORY_TYPE_HOST);
     return;
   }
   ++stats_.served;
-  (void)send(reply_ep, std::move(reply), reinterpret_cast<const void*>(static_cast<std::uintptr_t>(request.address)),
-             found->second.type);
+  send(reply_ep, std::move(reply), reinterpret_cast<const void*>(static_cast<std::uintptr_t>(request.address)),
+       found->second.type);
 }
 
-bool AmServer::send(ucp_ep_h ep, std::unique_ptr<Reply> reply, const void* payload, ucs_memory_type_t type) {
-  const AmReply head = *decode_reply(reply->header);
+void AmServer::send(ucp_ep_h ep, std::unique_ptr<Reply> reply, const void* payload, ucs_memory_type_t type) {
   ucp_request_param_t p{};
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
   // Eager only: the reader copies the payload out inside its handler, so no byte of a reply can
@@ -162,11 +163,10 @@ bool AmServer::send(ucp_ep_h ep, std::unique_ptr<Reply> reply, const void* paylo
   ++per_reader_[ep];
   if (raw->region != 0) ++regions_.at(raw->region).in_flight;
   replies_.emplace(raw, std::move(reply));
-  const ucs_status_ptr_t r = ucp_am_send_nbx(ep, kAmReadReplyId, raw->header.data(), raw->header.size(), payload,
-                                             payload != nullptr ? head.length : 0, &p);
-  if (UCS_PTR_IS_PTR(r)) return true;  // on_sent ends it
-  finished(*raw);                      // done at once (NULL) or failed at once (a dead reader)
-  return !UCS_PTR_IS_ERR(r);
+  const ucs_status_ptr_t r =
+      ucp_am_send_nbx(ep, kAmReadReplyId, raw->header.data(), raw->header.size(), payload, raw->bytes, &p);
+  if (UCS_PTR_IS_PTR(r)) return;  // on_sent ends it
+  finished(*raw);                 // done at once (NULL) or failed at once (a dead reader)
 }
 
 void AmServer::on_sent(void* request, ucs_status_t /*status*/, void* user_data) {

@@ -77,8 +77,8 @@ class AmServer {
                                  std::size_t length, const ucp_am_recv_param_t* param);
   static void on_sent(void* request, ucs_status_t status, void* user_data);
   void handle(const AmRequest& request, ucp_ep_h reply_ep);
-  // Sends `reply` (with `bytes` at `payload` when status is OK); false when it could not be sent.
-  bool send(ucp_ep_h ep, std::unique_ptr<Reply> reply, const void* payload, ucs_memory_type_t type);
+  // Sends `reply` (its payload, Reply::bytes, from `payload`); a send that fails at once ends it.
+  void send(ucp_ep_h ep, std::unique_ptr<Reply> reply, const void* payload, ucs_memory_type_t type);
   void finished(Reply& reply);
 
   Worker& worker_;
