@@ -5,6 +5,7 @@
 // rounds, and compares with memcpy of the same size.
 // Also prints the CPU an idle transport's progress thread costs.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -48,6 +49,16 @@ double cpu_seconds_of(pid_t pid) {
     if (i == 15) stime = std::stoull(f);
   }
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Peak resident set (VmHWM) of process `pid`, in MiB; -1 when unreadable.
+double peak_rss_mib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // "VmHWM:  1234 kB"
+  }
+  return -1;
 }
 
 void report(const char* what, std::uint64_t bytes, const std::vector<double>& times) {
@@ -119,11 +130,20 @@ int main(int argc, char** argv) {
       median_gbs[m] = static_cast<double>(bytes) / sorted[sorted.size() / 2] / 1e9;
     }
     std::printf("am / get (medians of %d interleaved rounds): %.2f x\n", iterations, median_gbs[1] / median_gbs[0]);
+    // What UCX's buffers cost beside the exposed bytes (the holder) and the destination (here).
+    const double holder_extra = peak_rss_mib(holder.pid()) - static_cast<double>(mib);
+    const double reader_extra = peak_rss_mib(getpid()) - static_cast<double>(mib);
+    const auto piece = readers[1]->stats().am_piece;
+    std::printf("am piece %llu KiB; peak RSS beyond the %llu MiB of data: holder %.0f MiB, reader %.0f MiB\n",
+                static_cast<unsigned long long>(piece >> 10), static_cast<unsigned long long>(mib), holder_extra,
+                reader_extra);
     std::printf(
-        "{\"bench\":\"ucx_read\",\"bytes\":%llu,\"chunk\":%llu,\"depth\":%zu,\"rounds\":%d,"
-        "\"get_median_gbs\":%.3f,\"am_median_gbs\":%.3f,\"am_over_get\":%.3f}\n",
+        "{\"bench\":\"ucx_read\",\"bytes\":%llu,\"chunk\":%llu,\"depth\":%zu,\"rounds\":%d,\"am_piece\":%llu,"
+        "\"get_median_gbs\":%.3f,\"am_median_gbs\":%.3f,\"am_over_get\":%.3f,"
+        "\"holder_extra_rss_mib\":%.0f,\"reader_extra_rss_mib\":%.0f}\n",
         static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(chunk), depth, iterations,
-        median_gbs[0], median_gbs[1], median_gbs[1] / median_gbs[0]);
+        static_cast<unsigned long long>(piece), median_gbs[0], median_gbs[1], median_gbs[1] / median_gbs[0],
+        holder_extra, reader_extra);
 
     std::vector<unsigned char> src(bytes, 1);
     std::vector<double> copies;

@@ -126,7 +126,9 @@ TEST_P(UcxReadModes, ReadsEveryByteTheWayTheModeSays) {
   if (GetParam() == UcxRead::kAm) {
     EXPECT_EQ(r.am_reads, 7u);
     EXPECT_EQ(r.gets, 0u);
-    EXPECT_EQ(h.am_served, 14u);  // 4 MiB pieces: 6 MiB reads in 2 each, the last (4 MiB + 3) too
+    // Pieces of r.am_piece (255 KiB by default): 6 reads of 6 MiB and the last of 4 MiB + 3 bytes.
+    const auto pieces = [&](std::uint64_t n) { return (n + r.am_piece - 1) / r.am_piece; };
+    EXPECT_EQ(h.am_served, 6 * pieces(6 * kMiB) + pieces(4 * kMiB + 3));
   } else if (GetParam() == UcxRead::kGet) {
     EXPECT_EQ(r.gets, 7u);
     EXPECT_EQ(r.am_reads, 0u);
@@ -217,7 +219,7 @@ TEST(UcxOptionsAm, ReadModeAndPieceFromEnvironment) {
   ::unsetenv("TENSORHUB_UCX_AM_PIECE");
   o = UcxOptions::from_env();
   EXPECT_EQ(o.read, UcxRead::kAuto);
-  EXPECT_EQ(o.am_piece, 4u << 20);
+  EXPECT_EQ(o.am_piece, 0u);  // one TCP segment: test_ucx_tcp_segments.cpp
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "status.hpp"
+#include "tcp_segments.hpp"
 
 namespace tensorhub::transport::ucx {
 
@@ -10,6 +11,7 @@ Context::Context() {
   ucp_config_t* raw_config = nullptr;
   check(ucp_config_read(nullptr, nullptr, &raw_config), "ucp_config_read");
   const std::unique_ptr<ucp_config_t, decltype(&ucp_config_release)> config(raw_config, &ucp_config_release);
+  apply_tcp_segment_defaults(config.get());  // one-fragment read replies over TCP (tcp_segments.hpp)
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
   // WAKEUP: the progress thread sleeps on the worker's event fd instead of spinning. AM: reads

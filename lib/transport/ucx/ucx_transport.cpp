@@ -15,6 +15,7 @@
 #include "progress_thread.hpp"
 #include "reads.hpp"
 #include "src/host_only.hpp"
+#include "tcp_segments.hpp"
 #include "tensorhub/core/env.hpp"
 #include "tensorhub/core/error.hpp"
 
@@ -46,8 +47,10 @@ UcxTransport::UcxTransport(UcxOptions options) : options_(std::move(options)), c
   if (options_.deadline.count() <= 0) throw UserError("ucx: the read deadline must be positive");
   endpoint_ = ucx::encode_endpoint(options_.label, core_->worker.address());
   cuda_aware_ = core_->context.supports(UCS_MEMORY_TYPE_CUDA);
-  if (options_.am_piece == 0 || options_.am_piece > ucx::kAmMaxPiece || options_.am_window == 0) {
-    throw UserError("ucx: am_piece must be 1.." + std::to_string(ucx::kAmMaxPiece) + " bytes and am_window > 0");
+  if (options_.am_piece == 0) options_.am_piece = ucx::default_am_piece();
+  if (options_.am_piece > ucx::kAmMaxPiece || options_.am_window == 0) {
+    throw UserError("ucx: am_piece must be 0 (one TCP segment) or 1.." + std::to_string(ucx::kAmMaxPiece) +
+                    " bytes, and am_window > 0");
   }
   reads_ = std::make_unique<ucx::Reads>(core_->worker, options_);
   if (options_.progress_thread) progress_ = std::make_unique<ucx::ProgressThread>(core_->worker, core_->mutex);
@@ -107,6 +110,7 @@ UcxStats UcxTransport::stats() const {
   s.am_refused = served.refused;
   s.am_dropped = served.dropped;
   s.am_replies_in_flight = served.in_flight;
+  s.am_piece = options_.am_piece;
   return s;
 }
 

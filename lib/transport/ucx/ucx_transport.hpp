@@ -49,12 +49,13 @@ struct UcxOptions {
   bool progress_thread = true;
   UcxRead read = UcxRead::kAuto;
   // Active-message reads: a read is asked for in pieces of at most this many bytes, at most
-  // am_window pieces per holder at once.
-  std::uint64_t am_piece = 4ull << 20;
+  // am_window pieces per holder at once. 0: one UCX TCP segment's worth (255 KiB by default), so a
+  // reply is one fragment the reader copies straight into place (ucx/tcp_segments.hpp).
+  std::uint64_t am_piece = 0;
   std::size_t am_window = 16;
 
   // Defaults, with TENSORHUB_UCX_DEADLINE_MS (milliseconds > 0), TENSORHUB_UCX_READ
-  // (auto|get|am) and TENSORHUB_UCX_AM_PIECE (bytes, 4KiB..16MiB) applied; throws UserError naming
+  // (auto|get|am) and TENSORHUB_UCX_AM_PIECE (bytes, 4KiB..16MiB; unset: 0) applied; throws UserError naming
   // the variable on a malformed value (tensorhub/core/env.hpp).
   static UcxOptions from_env();
 };
@@ -67,6 +68,7 @@ struct UcxStats {
   std::uint64_t am_refused = 0;  // requests it answered with an error (no such region, too many)
   std::uint64_t am_dropped = 0;  // requests it could not answer (malformed, no reply endpoint, full)
   std::size_t am_replies_in_flight = 0;
+  std::uint64_t am_piece = 0;  // the piece size this process asks for (UcxOptions::am_piece resolved)
 };
 
 class UcxTransport final : public Transport {
