@@ -153,19 +153,25 @@ case "$scenario" in
     ;;
 
   stop_holder)
-    # K = 1: each of the 3 holders serves one of the 3 readers at a time. A round whose stop
-    # lands after the victim's reader finished shows no reassignment: it is repeated (up to 3
-    # rounds) with a fresh relay in place of the stopped holder; so is a round whose pulls (0.4 s
-    # each) were over before a status call saw a read in flight (a loaded machine: a status took
-    # over a second). Readers that fail to verify fail the test at once.
+    # K = 1: each of the 3 holders serves one of the 3 readers at a time. As in kill_holder the
+    # readers pause after their first chunks (pins held) while the victim, a holder they pinned,
+    # is stopped; then they go on. A round whose victim had no read left for its reader shows no
+    # reassignment: it is repeated (up to 3 rounds) with a fresh relay in place of the stopped
+    # holder. Readers that fail to verify fail the test at once.
     serve coord --lease 1000 --max-readers 1
     export TENSORHUB_HUB=${addr[coord]}
     three_holders
     holders=(p h1 h2)
     n=0
+    pause=$work/pause
+    mkdir -p "$pause"
     for round in 1 2 3; do
+      rm -f "$pause"/paused.*
+      touch "$pause/hold"
       readers_start 1
+      readers_paused
       if ! victim=$(busy_holder "${holders[@]}"); then
+        rm -f "$pause/hold"
         readers_check
         echo "round $round: the pulls were over before a read was seen in flight; again"
         continue
@@ -173,6 +179,7 @@ case "$scenario" in
       kill -STOP "${pids[$victim]}"
       ts=$(now)
       echo "round $round: stopped $victim (worker $(worker_of "$victim"))"
+      rm -f "$pause/hold"
       readers_check
       te=$(now)
       n=$(reassigned)
@@ -200,12 +207,25 @@ case "$scenario" in
     export TENSORHUB_HUB=${addr[coord]}
     spawn p "$bin" publish --synthetic 1GiB --tensors 16 --versions 1 --hold 600
     wait_line p "published 'policy' v1" 30
-    spawn r "$bin" pull --follow 2 --keep-going --no-relay --inflight 2 --check-pattern --wait 60
+    # The reader pauses after its first chunks (pins held) while the holder is frozen, then
+    # killed; then it goes on and must fail v1 (a 1 GiB pull takes 0.25 s here: no race on time).
+    pause=$work/pause
+    mkdir -p "$pause"
+    touch "$pause/hold"
+    spawn r env TENSORHUB_TEST_PAUSE_DIR="$pause" \
+      "$bin" pull --follow 2 --keep-going --no-relay --inflight 2 --check-pattern --wait 60
+    end=$((SECONDS + 60))
+    until compgen -G "$pause/paused.*" >/dev/null; do
+      ((SECONDS < end)) || fail "the reader did not reach its pause within 60 s"
+      kill -0 "${pids[r]}" 2>/dev/null || fail "the reader ended before its pause"
+      sleep 0.02
+    done
     wait_pins policy 1 30 r >/dev/null || fail "no read of v1 seen in flight"
     kill -STOP "${pids[p]}"  # frozen mid-pull, then killed
     grep -q "pulled 'policy' v1" "$work/r.log" && fail "the reader finished before the holder was killed (too fast)"
     kill -KILL "${pids[p]}"
     tk=$(now)
+    rm -f "$pause/hold"
     wait_line r "pull of 'policy' failed" 15
     grep "pull of 'policy' failed" "$work/r.log" | grep -q "v1" || fail "the error does not name the version"
     grep "pull of 'policy' failed" "$work/r.log" | grep -q "no live holder" || fail "the error does not say why"
