@@ -24,12 +24,14 @@ BUILD_PACKAGES=(
 #   iproute2 util-linux                    tests/netsim: ip, tc, ss; unshare, flock
 #   python3                                JSON checks of tests/cli and tests/netsim
 #   python3-pytest python3-mpi4py          tests/python (label python): pytest, mpi4py ranks
+#   python3-venv                           the venv of torch + transformers from PyPI that
+#                                          scripts/bootstrap-torch.sh makes (tests/python/test_torch.py)
 #   prometheus                             promtool check metrics (tests/cli metrics test)
 TEST_PACKAGES=(
   slurmctld slurmd slurm-client munge
   iproute2 util-linux
   python3
-  python3-pytest python3-mpi4py
+  python3-pytest python3-mpi4py python3-venv
   prometheus
 )
 # scripts/lint.sh (run by .ci/run).
@@ -45,7 +47,8 @@ install --no-install-recommends' for those. Prints nothing and takes well
 under a second when everything is already installed. Uses sudo when not root.
 Three lists: the build (${#BUILD_PACKAGES[@]} packages), what the tests run (Slurm and munge for
 tests/slurm, iproute2/util-linux for tests/netsim, python3) and the lint tools
-(clang-format, clang-tidy). scripts/build.sh installs the build list only;
+(clang-format, clang-tidy). Without --build-only it then makes the tests' venv with torch
+and transformers from PyPI (scripts/bootstrap-torch.sh; about 3 GB once, then nothing). scripts/build.sh installs the build list only;
 scripts/test.sh and .ci/run install all three.
 
 Options:
@@ -103,7 +106,14 @@ for pkg in "${PACKAGES[@]}"; do
   [[ -n "${status[$pkg]:-}" ]] || missing+=("$pkg")
 done
 
+# Then (not with --build-only) the tests' torch venv from PyPI: scripts/bootstrap-torch.sh.
+torch_env() {
+  ((build_only)) && return 0
+  if [[ "$mode" == check ]]; then "$ROOT/scripts/bootstrap-torch.sh" --check; else "$ROOT/scripts/bootstrap-torch.sh"; fi
+}
+
 if ((${#missing[@]} == 0)); then
+  torch_env
   exit 0
 fi
 
@@ -133,3 +143,4 @@ echo "bootstrap.sh: installing ${missing[*]}" >&2
 "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
   "${missing[@]}" >/dev/null || cannot_install "apt-get install failed"
 echo "bootstrap.sh: done" >&2
+torch_env

@@ -175,19 +175,6 @@ def test_allocate_needs_pool(hub):
         hub.allocate((4,), "f32")
 
 
-def test_torch_helpers(hub):
-    torch = pytest.importorskip("torch", reason="torch is not installed: torch helpers untested")
-    import tensorhub.torch as tht
-
-    src = torch.nn.Linear(8, 4).to(torch.bfloat16)
-    dst = torch.nn.Linear(8, 4).to(torch.bfloat16)
-    tht.publish_module(hub, "torchm", 1, src)
-    assert hub.manifest("torchm", 1)["weight"].dtype == "bf16"
-    tht.pull_into_module(hub, "torchm", dst)
-    assert torch.equal(src.weight, dst.weight) and torch.equal(src.bias, dst.bias)
-    hub.unpublish("torchm", 1)
-
-
 def test_import_does_not_import_torch():
     import subprocess
     import sys

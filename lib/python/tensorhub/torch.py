@@ -5,15 +5,21 @@ torch is imported only when one of these is called (``import tensorhub`` never i
     import tensorhub.torch as tht
     tht.publish_module(hub, "policy", step, model)          # trainer
     tht.pull_into_module(hub, "policy", model)              # rollout: fills model's tensors
+    tht.pull_into_module(hub, "policy", engine_model, layout="qwen2")   # fused engine layout
 
 Tensors must be CPU and contiguous (bf16 included); ``state_dict()`` names are the tensor names.
+With ``layout`` (a :class:`tensorhub.layout.LayoutMap`, or a family name for the built-in fused
+maps of :mod:`tensorhub.layout_rules`) each published tensor is pulled straight into its block
+of the rollout's parameter: ``q_proj``, ``k_proj``, ``v_proj`` into ``qkv_proj`` and so on.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from . import _arrays, _tensorhub
 from ._hub import Group, Hub, PullResult, VersionArg
+from .layout import LayoutMap, Part, Slot
 
 
 def module_tensors(module_or_state_dict: Any) -> dict[str, Any]:
@@ -24,6 +30,22 @@ def module_tensors(module_or_state_dict: Any) -> dict[str, Any]:
     return {name: t.detach() for name, t in sd.items()}
 
 
+def unique_tensors(module_or_state_dict: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    """module_tensors without aliases (tied weights: ``lm_head.weight`` sharing the embedding's
+    storage), and alias -> the name kept (the first in state_dict order)."""
+    kept: dict[tuple[int, int, tuple[int, ...]], str] = {}
+    out: dict[str, Any] = {}
+    aliases: dict[str, str] = {}
+    for name, t in module_tensors(module_or_state_dict).items():
+        key = (int(t.data_ptr()), t.numel() * t.element_size(), tuple(t.shape))
+        if key in kept and t.numel() > 0:
+            aliases[name] = kept[key]
+        else:
+            kept[key] = name
+            out[name] = t
+    return out, aliases
+
+
 def publish_module(hub: Hub, model: str, version: int, module_or_state_dict: Any,
                    group: Group | None = None) -> None:
     """Publishes every tensor of the module / state_dict by reference (the module must not change
@@ -31,10 +53,60 @@ def publish_module(hub: Hub, model: str, version: int, module_or_state_dict: Any
     hub.publish(model, version, module_tensors(module_or_state_dict), group=group)
 
 
+def _slot(name: str, t: Any) -> Slot:
+    dtype = _arrays._FROM_TORCH.get(str(t.dtype))
+    if dtype is None:
+        raise _tensorhub.UserError(f"parameter '{name}': torch dtype {t.dtype} is not supported")
+    return Slot(tuple(int(d) for d in t.shape), dtype)
+
+
+def layout_for(manifest: Any, module_or_state_dict: Any, layout: LayoutMap | str | None = None
+               ) -> tuple[LayoutMap, dict[str, Slot], dict[str, Slot], dict[str, Any]]:
+    """(map, published slots, rollout slots, rollout tensors) for pulling ``manifest`` into the
+    module: ``layout`` "fused" (or None) or a family name gives the built-in fused map; tied aliases in the
+    rollout are dropped and the published tensors of their names ignored."""
+    from . import layout_rules
+
+    tensors, aliases = unique_tensors(module_or_state_dict)
+    sources = {t.name: Slot(tuple(t.shape), t.dtype) for t in manifest.tensors}
+    dests = {n: _slot(n, t) for n, t in tensors.items()}
+    if isinstance(layout, LayoutMap):
+        lmap = layout
+    else:
+        lmap = layout_rules.fused(dests, sources, None if layout in (None, "fused") else layout)
+    tied = {a: f"tied to '{k}' in the rollout" for a, k in aliases.items() if a in sources}
+    return lmap.with_ignored(tied), sources, dests, tensors
+
+
+def check_layout(hub: Hub, model: str, module_or_state_dict: Any, layout: LayoutMap | str = "fused",
+                 version: VersionArg = "latest") -> list[str]:
+    """Every problem of pulling ``version`` into the module through ``layout``; nothing moves."""
+    lmap, sources, dests, _ = layout_for(hub.manifest(model, version), module_or_state_dict, layout)
+    return lmap.check(sources, dests)
+
+
+def _block(dest: Any, part: Part, shape: tuple[int, ...]) -> Any:
+    """The view of ``dest`` that ``part`` fills (checked contiguous by LayoutMap.check)."""
+    region = dest
+    block = (1,) * (dest.dim() - len(shape)) + shape
+    for dim, (start, size) in enumerate(zip(part.at or (0,) * dest.dim(), block)):
+        region = region.narrow(dim, start, size)
+    return region.view(shape)
+
+
 def pull_into_module(hub: Hub, model: str, module_or_state_dict: Any, version: VersionArg = "latest",
-                     **kwargs: Any) -> PullResult:
-    """Pulls ``version`` into the module's tensors in place (dtype and shape must match)."""
+                     layout: LayoutMap | str | None = None, **kwargs: Any) -> PullResult:
+    """Pulls ``version`` into the module's tensors in place. Without ``layout`` names, dtypes
+    and shapes must match; with one (a LayoutMap, "fused", or a family of
+    :data:`tensorhub.layout_rules.FAMILIES`) the map is checked in full first (UserError listing
+    every problem, before any byte moves), then each published tensor lands in its block."""
     import torch
 
     with torch.no_grad():
-        return hub.pull(model, version, into=module_tensors(module_or_state_dict), **kwargs)
+        if layout is None:
+            return hub.pull(model, version, into=module_tensors(module_or_state_dict), **kwargs)
+        manifest = hub.manifest(model, version)  # one version for the map and the pull
+        lmap, sources, dests, tensors = layout_for(manifest, module_or_state_dict, layout)
+        placed = lmap.resolve(sources, dests)
+        into = {p.source: _block(tensors[d], p, sources[p.source].shape) for d, parts in placed.items() for p in parts}
+        return hub.pull(model, manifest.version, into=into, **kwargs)
