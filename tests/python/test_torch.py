@@ -126,3 +126,70 @@ def test_moe_experts_land_in_the_engines_stacks(hub):
     assert torch.equal(engine[p + "w2_weight"], sd[p + "down_proj"])
     assert torch.equal(engine["model.layers.1.self_attn.k_norm.weight"], sd["model.layers.1.self_attn.k_norm.weight"])
     hub.unpublish("hf-moe", 1)
+
+
+def engine_load_weights(rollout, weights):
+    """What a vLLM / SGLang ``load_weights`` does with (name, tensor) pairs: stacked parameters
+    get each part copied into its rows (their ``stacked_params_mapping``), the rest copied whole;
+    the tied lm_head is skipped. Returns the names it loaded."""
+    params = dict(rollout.named_parameters(remove_duplicate=False))
+    stacked = [("qkv_proj", "q_proj", 0), ("qkv_proj", "k_proj", 1), ("qkv_proj", "v_proj", 2),
+               ("gate_up_proj", "gate_proj", 0), ("gate_up_proj", "up_proj", 1)]
+    loaded = []
+    with torch.no_grad():
+        for name, t in weights:
+            if name == "lm_head.weight" and rollout.lm_head.weight is rollout.model.embed_tokens.weight:
+                continue
+            for fused, part, index in stacked:
+                if f".{part}." in name:
+                    dest = params[name.replace(part, fused)]
+                    sizes = ([rollout.model.layers[0].self_attn.q_size] + [rollout.model.layers[0].self_attn.kv_size] * 2
+                             if fused == "qkv_proj" else [dest.shape[0] // 2] * 2)
+                    dest.narrow(0, sum(sizes[:index]), sizes[index]).copy_(t)
+                    break
+            else:
+                params[name].copy_(t)
+            loaded.append(name)
+    return loaded
+
+
+def test_iter_weights_feeds_an_engine_loader_two_buckets_at_a_time(hub):
+    cfg, trainer, bias = small("qwen2", True)
+    tht.publish_module(hub, "hf-stream", 1, trainer)
+    rollout = FusedCausalLM(cfg, bias).to(torch.bfloat16).eval()
+    sd = trainer.state_dict()
+    storages = set()
+    seen = []
+
+    def watched(it):
+        for name, t in it:  # checked as it comes: valid while the loader has it
+            assert torch.equal(t, sd[name]), name
+            storages.add(t.untyped_storage().data_ptr())
+            seen.append(name)
+            yield name, t
+
+    bucket = 40 << 10
+    assert len(tht.plan_buckets(hub.manifest("hf-stream").tensors, bucket)) > 4
+    engine_load_weights(rollout, watched(tht.iter_weights(hub, "hf-stream", 1, bucket_bytes=bucket)))
+    assert seen == list(sd) and len(storages) == 2  # every tensor, through two buffers only
+    ids = torch.randint(0, cfg.vocab_size, (1, 19))
+    with torch.no_grad():
+        assert torch.equal(rollout(ids), trainer(ids).logits)
+    hub.unpublish("hf-stream", 1)
+
+
+def test_iter_weights_names_errors_and_early_stop(hub):
+    cfg, trainer, _ = small("llama", False)
+    tht.publish_module(hub, "hf-stream2", 1, trainer)
+    sd = trainer.state_dict()
+    picked = ["model.norm.weight", "model.layers.1.mlp.up_proj.weight"]
+    got = dict(tht.iter_weights(hub, "hf-stream2", names=picked, bucket_bytes="1MiB"))
+    assert list(got) == [n for n in sd if n in picked] and all(torch.equal(got[n], sd[n]) for n in picked)
+    with pytest.raises(tensorhub.UserError, match="no tensor"):
+        next(tht.iter_weights(hub, "hf-stream2", names=["nope"]))
+    with pytest.raises(tensorhub.UserError, match="positive"):
+        next(tht.iter_weights(hub, "hf-stream2", bucket_bytes=0))
+    it = tht.iter_weights(hub, "hf-stream2", bucket_bytes=8 << 10)
+    next(it)
+    it.close()  # stops early: the bucket in flight is cancelled
+    hub.unpublish("hf-stream2", 1, timeout=30)

@@ -6,6 +6,7 @@ torch is imported only when one of these is called (``import tensorhub`` never i
     tht.publish_module(hub, "policy", step, model)          # trainer
     tht.pull_into_module(hub, "policy", model)              # rollout: fills model's tensors
     tht.pull_into_module(hub, "policy", engine_model, layout="qwen2")   # fused engine layout
+    engine.load_weights(tht.iter_weights(hub, "policy", bucket_bytes="512MiB"))  # engine's loader
 
 Tensors must be CPU and contiguous (bf16 included); ``state_dict()`` names are the tensor names.
 With ``layout`` (a :class:`tensorhub.layout.LayoutMap`, or a family name for the built-in fused
@@ -19,7 +20,11 @@ from typing import Any
 
 from . import _arrays, _tensorhub
 from ._hub import Group, Hub, PullResult, VersionArg
+from ._stream import iter_weights, plan_buckets
 from .layout import LayoutMap, Part, Slot
+
+__all__ = ["check_layout", "iter_weights", "layout_for", "module_tensors", "plan_buckets", "publish_module",
+           "pull_into_module", "unique_tensors"]
 
 
 def module_tensors(module_or_state_dict: Any) -> dict[str, Any]:
