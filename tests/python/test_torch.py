@@ -128,31 +128,6 @@ def test_moe_experts_land_in_the_engines_stacks(hub):
     hub.unpublish("hf-moe", 1)
 
 
-def engine_load_weights(rollout, weights):
-    """What a vLLM / SGLang ``load_weights`` does with (name, tensor) pairs: stacked parameters
-    get each part copied into its rows (their ``stacked_params_mapping``), the rest copied whole;
-    the tied lm_head is skipped. Returns the names it loaded."""
-    params = dict(rollout.named_parameters(remove_duplicate=False))
-    stacked = [("qkv_proj", "q_proj", 0), ("qkv_proj", "k_proj", 1), ("qkv_proj", "v_proj", 2),
-               ("gate_up_proj", "gate_proj", 0), ("gate_up_proj", "up_proj", 1)]
-    loaded = []
-    with torch.no_grad():
-        for name, t in weights:
-            if name == "lm_head.weight" and rollout.lm_head.weight is rollout.model.embed_tokens.weight:
-                continue
-            for fused, part, index in stacked:
-                if f".{part}." in name:
-                    dest = params[name.replace(part, fused)]
-                    sizes = ([rollout.model.layers[0].self_attn.q_size] + [rollout.model.layers[0].self_attn.kv_size] * 2
-                             if fused == "qkv_proj" else [dest.shape[0] // 2] * 2)
-                    dest.narrow(0, sum(sizes[:index]), sizes[index]).copy_(t)
-                    break
-            else:
-                params[name].copy_(t)
-            loaded.append(name)
-    return loaded
-
-
 def test_iter_weights_feeds_an_engine_loader_two_buckets_at_a_time(hub):
     cfg, trainer, bias = small("qwen2", True)
     tht.publish_module(hub, "hf-stream", 1, trainer)
@@ -170,7 +145,7 @@ def test_iter_weights_feeds_an_engine_loader_two_buckets_at_a_time(hub):
 
     bucket = 40 << 10
     assert len(tht.plan_buckets(hub.manifest("hf-stream").tensors, bucket)) > 4
-    engine_load_weights(rollout, watched(tht.iter_weights(hub, "hf-stream", 1, bucket_bytes=bucket)))
+    rollout.load_weights(watched(tht.iter_weights(hub, "hf-stream", 1, bucket_bytes=bucket)))
     assert seen == list(sd) and len(storages) == 2  # every tensor, through two buffers only
     ids = torch.randint(0, cfg.vocab_size, (1, 19))
     with torch.no_grad():

@@ -1,8 +1,9 @@
-"""A rollout-engine style Qwen2 / Llama for the layout tests: the parameters vLLM and SGLang keep
-on one rank (``self_attn.qkv_proj`` = [q; k; v] with its bias, ``mlp.gate_up_proj`` = [gate; up],
-the embedding tied to ``lm_head`` when the config says so), one GEMM per fused projection, and a
-forward that follows Hugging Face's eager one step by step (the same norms, rotary embedding and
-softmax in float32), so that equal weights give equal logits."""
+"""A rollout-engine style Qwen2 / Llama (hf_rollout.py and tests/python/test_torch.py): the
+parameters vLLM and SGLang keep on one rank (``self_attn.qkv_proj`` = [q; k; v] with its bias,
+``mlp.gate_up_proj`` = [gate; up], the embedding tied to ``lm_head`` when the config says so), one
+GEMM per fused projection, a forward that follows Hugging Face's eager one step by step (the same
+norms, rotary embedding and softmax in float32, so equal weights give equal logits), and a
+``load_weights(iterable of (name, tensor))`` that works like those engines' loaders."""
 
 from __future__ import annotations
 
@@ -79,6 +80,30 @@ class FusedCausalLM(nn.Module):
         if cfg.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
         self.rotary = Qwen2RotaryEmbedding(cfg)  # no parameters: inv_freq is a non-persistent buffer
+
+    def load_weights(self, weights) -> list[str]:
+        """What vLLM's / SGLang's ``load_weights`` does with Hugging Face (name, tensor) pairs:
+        stacked parameters get each part copied into its rows (their ``stacked_params_mapping``),
+        the rest are copied whole, a tied ``lm_head`` is skipped. Returns the names loaded."""
+        params = dict(self.named_parameters(remove_duplicate=False))
+        attn = self.model.layers[0].self_attn
+        inter = self.model.layers[0].mlp.inter
+        stacked = [("qkv_proj", "q_proj", 0, attn.q_size), ("qkv_proj", "k_proj", attn.q_size, attn.kv_size),
+                   ("qkv_proj", "v_proj", attn.q_size + attn.kv_size, attn.kv_size),
+                   ("gate_up_proj", "gate_proj", 0, inter), ("gate_up_proj", "up_proj", inter, inter)]
+        loaded = []
+        with torch.no_grad():
+            for name, t in weights:
+                if name == "lm_head.weight" and self.lm_head.weight is self.model.embed_tokens.weight:
+                    continue
+                for fused, part, start, size in stacked:
+                    if f".{part}." in name:
+                        params[name.replace(part, fused)].narrow(0, start, size).copy_(t)
+                        break
+                else:
+                    params[name].copy_(t)
+                loaded.append(name)
+        return loaded
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         x = self.model.embed_tokens(input_ids)
