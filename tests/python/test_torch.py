@@ -164,6 +164,9 @@ def test_iter_weights_names_errors_and_early_stop(hub):
         next(tht.iter_weights(hub, "hf-stream2", names=["nope"]))
     with pytest.raises(tensorhub.UserError, match="positive"):
         next(tht.iter_weights(hub, "hf-stream2", bucket_bytes=0))
+    buckets = list(b for b in tht.iter_buckets(hub, "hf-stream2", bucket_bytes=64 << 10))
+    plan = tht.plan_buckets(hub.manifest("hf-stream2").tensors, 64 << 10)
+    assert [[n for n, _ in b] for b in buckets] == [[t.name for t in b] for b in plan] and len(plan) > 2
     it = tht.iter_weights(hub, "hf-stream2", bucket_bytes=8 << 10)
     next(it)
     it.close()  # stops early: the bucket in flight is cancelled

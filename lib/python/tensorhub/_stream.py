@@ -37,16 +37,13 @@ def _aligned(n: int) -> int:
     return (n + 63) // 64 * 64  # every tensor starts 64-byte aligned in its bucket
 
 
-def iter_weights(hub: Hub, model: str, version: VersionArg = "latest", bucket_bytes: int | str = "256MiB",
+def iter_buckets(hub: Hub, model: str, version: VersionArg = "latest", bucket_bytes: int | str = "256MiB",
                  names: Iterable[str] | None = None, verify: bool = True,
-                 deadline: float | None = None) -> Iterator[tuple[str, Any]]:
-    """Yields ``(published name, CPU tensor)`` for every tensor of ``version`` (or of ``names``),
-    in manifest order, pulled in buckets of at most ``bucket_bytes`` with the next bucket in
-    flight while the caller consumes the current one (module docstring for how long a tensor
-    stays valid). For an engine loader::
-
-        engine.load_weights(tht.iter_weights(hub, "policy", v, bucket_bytes="512MiB"))
-    """
+                 deadline: float | None = None) -> Iterator[list[tuple[str, Any]]]:
+    """Yields each bucket of ``version`` as a list of ``(published name, CPU tensor)``, manifest
+    order, the next bucket in flight while the caller holds the current one; a list stays valid
+    until the caller asks for the next-but-one. For APIs that take a batch of tensors per call
+    (SGLang's ``update_weights_from_tensor``)."""
     import torch
 
     limit = parse_bytes(bucket_bytes, "bucket_bytes")
@@ -84,7 +81,21 @@ def iter_weights(hub: Hub, model: str, version: VersionArg = "latest", bucket_by
             handle, into = pending
             handle.result()  # raises the pull's error
             pending = start(i + 1) if i + 1 < len(buckets) else None
-            yield from into.items()
+            yield list(into.items())
     finally:
         if pending is not None:  # the caller stopped early (or an error): nothing left in flight
             pending[0].cancel()
+
+
+def iter_weights(hub: Hub, model: str, version: VersionArg = "latest", bucket_bytes: int | str = "256MiB",
+                 names: Iterable[str] | None = None, verify: bool = True,
+                 deadline: float | None = None) -> Iterator[tuple[str, Any]]:
+    """Yields ``(published name, CPU tensor)`` for every tensor of ``version`` (or of ``names``),
+    in manifest order, pulled in buckets of at most ``bucket_bytes`` with the next bucket in
+    flight while the caller consumes the current one (module docstring for how long a tensor
+    stays valid). For an engine loader::
+
+        engine.load_weights(tht.iter_weights(hub, "policy", v, bucket_bytes="512MiB"))
+    """
+    for bucket in iter_buckets(hub, model, version, bucket_bytes, names, verify, deadline):
+        yield from bucket

@@ -20,10 +20,10 @@ from typing import Any
 
 from . import _arrays, _tensorhub
 from ._hub import Group, Hub, PullResult, VersionArg
-from ._stream import iter_weights, plan_buckets
+from ._stream import iter_buckets, iter_weights, plan_buckets
 from .layout import LayoutMap, Part, Slot
 
-__all__ = ["check_layout", "iter_weights", "layout_for", "module_tensors", "plan_buckets", "publish_module",
+__all__ = ["check_layout", "iter_buckets", "iter_weights", "layout_for", "module_tensors", "plan_buckets", "publish_module",
            "pull_into_module", "unique_tensors"]
 
 
