@@ -7,7 +7,6 @@ set -euo pipefail
 
 VENV=${TENSORHUB_TORCH_VENV:-$HOME/.cache/tensorhub/torch-venv}
 BASE=${TENSORHUB_TORCH_BASE_PYTHON:-/usr/bin/python3}
-CACHE=${TENSORHUB_PIP_CACHE:-$HOME/.cache/tensorhub/pip}
 PINS=(torch==2.15.0 transformers==5.23.0)
 want="${PINS[*]}"
 
@@ -17,14 +16,14 @@ Usage: scripts/bootstrap-torch.sh [--check | --print | --help]
 
 Makes $VENV: a venv over $BASE
 (--system-site-packages) with ${PINS[*]} from PyPI (about 3 GB of wheels, CUDA
-libraries included: PyPI's Linux torch is the CUDA build, which runs on CPU too). pip keeps
-its downloads in $CACHE, so a second install is quick.
+libraries included: PyPI's Linux torch is the CUDA build, which runs on CPU too; about 75 s
+here). The venv is kept: later runs find the pins recorded in it and do nothing.
 
   --check   exit 1 (with a message) if the venv is missing or has other versions
   --print   print the venv's python and exit (what tests/python/CMakeLists.txt runs)
 
 Environment: TENSORHUB_TORCH_VENV (the venv), TENSORHUB_TORCH_BASE_PYTHON (its
-interpreter: the one CMake builds lib/python for), TENSORHUB_PIP_CACHE.
+interpreter: the one CMake builds lib/python for).
 TXT
 }
 
@@ -47,7 +46,7 @@ fi
 echo "bootstrap-torch.sh: installing $want into $VENV" >&2
 "$BASE" -m venv --system-site-packages "$VENV" ||
   { echo "bootstrap-torch.sh: '$BASE -m venv' failed (Debian: apt-get install python3-venv)" >&2; exit 1; }
-"$VENV/bin/python" -m pip install --quiet --cache-dir "$CACHE" "${PINS[@]}" ||
+"$VENV/bin/python" -m pip install --quiet "${PINS[@]}" ||
   { echo "bootstrap-torch.sh: pip install ${PINS[*]} failed (PyPI unreachable?)" >&2; exit 1; }
 "$VENV/bin/python" -c "import torch, transformers" ||
   { echo "bootstrap-torch.sh: torch or transformers does not import in $VENV" >&2; exit 1; }

@@ -171,3 +171,16 @@ def test_iter_weights_names_errors_and_early_stop(hub):
     next(it)
     it.close()  # stops early: the bucket in flight is cancelled
     hub.unpublish("hf-stream2", 1, timeout=30)
+
+
+def test_iter_buckets_into_load_state_dict(hub):
+    cfg, trainer, _ = small("qwen2", True)
+    tht.publish_module(hub, "hf-sd", 1, trainer)
+    rollout = transformers.Qwen2ForCausalLM(cfg).to(torch.bfloat16).eval()
+    for bucket in tht.iter_buckets(hub, "hf-sd", 1, bucket_bytes=96 << 10):
+        result = rollout.load_state_dict(dict(bucket), strict=False)  # copies into the parameters
+        assert not result.unexpected_keys
+    ids = torch.randint(0, cfg.vocab_size, (2, 11))
+    with torch.no_grad():
+        assert torch.equal(rollout(ids).logits, trainer(ids).logits)
+    hub.unpublish("hf-sd", 1)
