@@ -62,6 +62,34 @@ TEST(GrpcCodecManifest, CanonicalTableTravelsAsChecksumsOnly) {
   EXPECT_LT(p.ByteSizeLong(), full_form(m).ByteSizeLong());
 }
 
+// Boxes of a global tensor travel with their tensors (fields 4-6); a message without them (an
+// older peer) decodes to plain tensors.
+TEST(GrpcCodecManifest, GlobalTensorBoxesRoundTripAndOldMessagesArePlain) {
+  std::vector<ShardManifest> shards;
+  for (std::uint32_t s = 0; s < 2; ++s) {
+    ShardManifest m;
+    m.shard = s;
+    TensorSpec spec{"w.tp" + std::to_string(s), DType::kBF16, {4, 6}};
+    spec.global_name = "w";
+    spec.global_shape = {8, 6};
+    spec.box_offset = {4 * static_cast<std::int64_t>(s), 0};
+    m.tensors = {spec};
+    m.checksums = {{7 + s}};
+    shards.push_back(m);
+  }
+  const auto m = assemble_manifest("llama", 4, 4096, std::move(shards));
+  const auto back = from_proto(over_wire(to_proto(m)));
+  EXPECT_EQ(back, m);
+  EXPECT_EQ(back.tensors[1].spec.box_offset, (std::vector<std::int64_t>{4, 0}));
+  auto old = to_proto(two_shards());
+  for (auto& t : *old.mutable_tensors()) EXPECT_TRUE(t.spec().global_name().empty());
+  EXPECT_FALSE(from_proto(over_wire(old)).tensors[0].spec.sliced());
+  // A box that leaves a gap is refused when the manifest is validated, as any bad tensor.
+  auto gap = to_proto(m);
+  gap.mutable_tensors(1)->mutable_spec()->set_box_offset(0, 5);
+  EXPECT_THROW(validate_manifest(from_proto(over_wire(gap))), UserError);
+}
+
 TEST(GrpcCodecManifest, FullTableStillDecodes) {
   const auto m = two_shards();
   EXPECT_EQ(from_proto(over_wire(full_form(m))), m);

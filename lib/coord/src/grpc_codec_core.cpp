@@ -73,6 +73,11 @@ pb::TensorSpec to_proto(const TensorSpec& spec) {
   out.set_name(spec.name);
   out.set_dtype(to_proto(spec.dtype));
   append_all(out.mutable_shape(), spec.shape);
+  if (spec.sliced()) {
+    out.set_global_name(spec.global_name);
+    append_all(out.mutable_global_shape(), spec.global_shape);
+    append_all(out.mutable_box_offset(), spec.box_offset);
+  }
   return out;
 }
 
@@ -88,6 +93,10 @@ TensorSpec from_proto(const pb::TensorSpec& spec) {
   if (std::any_of(out.shape.begin(), out.shape.end(), [](std::int64_t d) { return d < 0; })) {
     malformed("tensor '" + out.name + "' has a negative dimension");
   }
+  out.global_name = spec.global_name();
+  out.global_shape = to_vector<std::int64_t>(spec.global_shape());
+  out.box_offset = to_vector<std::int64_t>(spec.box_offset());
+  // The box itself is checked with the rest of the tensor (validate_shard / validate_manifest).
   return out;
 }
 

@@ -46,6 +46,23 @@ void check_chunk_bytes(std::uint64_t chunk_bytes) {
   }
 }
 
+void check_box(const TensorSpec& spec) {
+  if (!spec.sliced()) {
+    if (!spec.global_shape.empty() || !spec.box_offset.empty()) {
+      throw UserError("tensor '" + spec.name + "' has a box but no global tensor name");
+    }
+    return;
+  }
+  if (spec.global_shape.size() != spec.shape.size() || spec.box_offset.size() != spec.shape.size()) {
+    throw UserError("tensor '" + spec.name + "' " + describe(spec) +
+                    ": the global shape and the box offset need one entry per dimension of the tensor");
+  }
+  if (!inside(spec.global_shape, spec.box())) {
+    throw UserError("tensor '" + spec.name + "' " + describe(spec) + ": its box " + describe(spec.box()) +
+                    " lies outside the global tensor");
+  }
+}
+
 void check_spec(const TensorSpec& spec, std::set<std::string>& seen, std::uint64_t chunk_bytes) {
   if (spec.name.empty()) throw UserError("tensor with an empty name");
   if (!seen.insert(spec.name).second) throw UserError("tensor '" + spec.name + "' appears twice");
@@ -62,6 +79,7 @@ void check_spec(const TensorSpec& spec, std::set<std::string>& seen, std::uint64
     throw UserError("tensor '" + spec.name + "' " + describe(spec) +
                     " has zero bytes; zero-size tensors cannot be published");
   }
+  check_box(spec);
   try {
     chunk_count(bytes, chunk_bytes);
   } catch (const UserError& e) {
@@ -197,6 +215,7 @@ Manifest assemble_manifest(std::string model, std::uint64_t version, std::uint64
       m.tensors.push_back(std::move(e));
     }
   }
+  detail::check_global_tensors(m.tensors);
   return m;
 }
 

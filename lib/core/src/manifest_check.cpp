@@ -75,6 +75,11 @@ void validate_manifest(const Manifest& m) {
     next_chunk += e.num_chunks;
   }
   if (next_chunk != m.chunks.size()) throw UserError(what + ": chunks that belong to no tensor");
+  try {
+    detail::check_global_tensors(m.tensors);
+  } catch (const UserError& err) {
+    throw UserError(what + ": " + err.what());
+  }
 }
 
 std::string manifest_difference(const Manifest& a, const Manifest& b, std::string_view a_name,

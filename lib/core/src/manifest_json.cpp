@@ -24,11 +24,15 @@ std::string manifest_to_json(const Manifest& m) {
   for (const auto& t : m.tensors) {
     json sums = json::array();
     for (std::uint32_t c = 0; c < t.num_chunks; ++c) sums.push_back(m.chunks[t.first_chunk + c].checksum);
-    tensors.push_back({{"name", t.spec.name},
-                       {"dtype", std::string(dtype_name(t.spec.dtype))},
-                       {"shape", t.spec.shape},
-                       {"shard", t.shard},
-                       {"checksums", sums}});
+    json entry = {{"name", t.spec.name},
+                  {"dtype", std::string(dtype_name(t.spec.dtype))},
+                  {"shape", t.spec.shape},
+                  {"shard", t.shard},
+                  {"checksums", sums}};
+    if (t.spec.sliced()) {  // a box of a global tensor (optional key: older readers ignore it)
+      entry["global"] = {{"name", t.spec.global_name}, {"shape", t.spec.global_shape}, {"offset", t.spec.box_offset}};
+    }
+    tensors.push_back(std::move(entry));
   }
   j["tensors"] = tensors;
   return j.dump();
@@ -82,6 +86,17 @@ Manifest manifest_from_json(std::string_view text) {
       }
       TensorSpec spec{t.at("name").get<std::string>(), parse_dtype(t.at("dtype").get<std::string>()),
                       t.at("shape").get<std::vector<std::int64_t>>()};
+      if (const auto g = t.find("global"); g != t.end()) {
+        for (const char* key : {"shape", "offset"}) {
+          for (const auto& d : g->at(key)) {
+            if (!d.is_number_integer()) throw UserError("manifest JSON: global shape and offset must be integers");
+          }
+        }
+        spec.global_name = g->at("name").get<std::string>();
+        spec.global_shape = g->at("shape").get<std::vector<std::int64_t>>();
+        spec.box_offset = g->at("offset").get<std::vector<std::int64_t>>();
+        if (spec.global_name.empty()) throw UserError("manifest JSON: tensor '" + spec.name + "': empty global name");
+      }
       shards[shard].tensors.push_back(std::move(spec));
       shards[shard].checksums.push_back(t.at("checksums").get<std::vector<std::uint64_t>>());
     }

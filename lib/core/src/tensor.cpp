@@ -41,14 +41,28 @@ Tensor host_tensor(std::string name, DType dtype, std::vector<std::int64_t> shap
   return t;
 }
 
+Tensor host_slice(std::string name, DType dtype, std::vector<std::int64_t> shape, void* data, std::string global_name,
+                  std::vector<std::int64_t> global_shape, std::vector<std::int64_t> box_offset) {
+  Tensor t = host_tensor(std::move(name), dtype, std::move(shape), data);
+  t.spec.global_name = std::move(global_name);
+  t.spec.global_shape = std::move(global_shape);
+  t.spec.box_offset = std::move(box_offset);
+  return t;
+}
+
+namespace {
+
+std::string dims(const std::vector<std::int64_t>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+}  // namespace
+
 std::string describe(const TensorSpec& spec) {
-  std::string s(dtype_name(spec.dtype));
-  s += '[';
-  for (std::size_t i = 0; i < spec.shape.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(spec.shape[i]);
-  }
-  s += ']';
+  std::string s = std::string(dtype_name(spec.dtype)) + dims(spec.shape);
+  if (spec.sliced()) s += " of " + spec.global_name + dims(spec.global_shape) + " at " + dims(spec.box_offset);
   return s;
 }
 
