@@ -61,6 +61,15 @@ readers_paused() {
     sleep 0.02
   done
 }
+# Waits until the one reader $1 holds its pull at the pause ($pause/paused.<pid>).
+reader_paused() {
+  local end=$((SECONDS + 60))
+  until compgen -G "$pause/paused.*" >/dev/null; do
+    ((SECONDS < end)) || fail "reader $1 did not reach its pause within 60 s"
+    kill -0 "${pids[$1]}" 2>/dev/null || fail "reader $1 ended before its pause"
+    sleep 0.02
+  done
+}
 readers_check() {
   local i
   for i in 1 2 3; do
@@ -214,12 +223,7 @@ case "$scenario" in
     touch "$pause/hold"
     spawn r env TENSORHUB_TEST_PAUSE_DIR="$pause" \
       "$bin" pull --follow 2 --keep-going --no-relay --inflight 2 --check-pattern --wait 60
-    end=$((SECONDS + 60))
-    until compgen -G "$pause/paused.*" >/dev/null; do
-      ((SECONDS < end)) || fail "the reader did not reach its pause within 60 s"
-      kill -0 "${pids[r]}" 2>/dev/null || fail "the reader ended before its pause"
-      sleep 0.02
-    done
+    reader_paused r
     wait_pins policy 1 30 r >/dev/null || fail "no read of v1 seen in flight"
     kill -STOP "${pids[p]}"  # frozen mid-pull, then killed
     grep -q "pulled 'policy' v1" "$work/r.log" && fail "the reader finished before the holder was killed (too fast)"
@@ -248,7 +252,13 @@ case "$scenario" in
     export TENSORHUB_HUB=${addr[coord]}
     spawn p "$bin" publish --synthetic 1GiB --tensors 16 --versions 2 --interval 2 --hold 1
     wait_line p "published 'policy' v1" 30
-    spawn r "$bin" pull --version 1 --no-relay --inflight 2 --wait 30
+    # The reader pauses after its first chunks (pins held; the hold is never lifted) and is then
+    # frozen and killed: a 1 GiB pull takes 0.25 s here, so no race against a status poll.
+    pause=$work/pause
+    mkdir -p "$pause"
+    touch "$pause/hold"
+    spawn r env TENSORHUB_TEST_PAUSE_DIR="$pause" "$bin" pull --version 1 --no-relay --inflight 2 --wait 30
+    reader_paused r
     wait_pins policy 1 30 r >/dev/null || fail "no read of v1 seen in flight"
     kill -STOP "${pids[r]}"  # frozen with its reads pinned, then killed
     grep -q "pulled 'policy' v1" "$work/r.log" && fail "the reader finished before it was killed (too fast)"

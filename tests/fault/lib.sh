@@ -67,9 +67,10 @@ wait_pins() {
   local model=$1 v=$2 secs=$3 end=$((SECONDS + $3)) busy name alive
   shift 3
   for (( ; ; )); do
-    # A status whose connection fails to come up would retry for seconds (GrpcClient) while the
-    # reads finish: a fresh process every second instead.
-    busy=$(timeout 1 "$bin" status --json 2>/dev/null | python3 -c "
+    # A status whose connection fails to come up would retry for seconds (GrpcClient): a fresh
+    # process after 3 s instead. The readers are paused meanwhile (hub_fault.sh), so the time a
+    # loaded machine takes to start a status (over 1 s seen) costs nothing but waiting.
+    busy=$(timeout 3 "$bin" status --json 2>/dev/null | python3 -c "
 import json, sys
 j = json.load(sys.stdin)
 print(' '.join(str(h['worker']) for m in j['models'] if m['model'] == '$model' for x in m['versions']
