@@ -252,3 +252,25 @@ def test_dlpack_objects_are_zero_copy(hub):
     assert np.array_equal(out, a)  # written in place through the DLPack view
     hub.stop_relaying({"a": out})
     hub.unpublish("dlpack", 1)
+
+
+def test_slices_of_a_global_tensor(hub):
+    """Boxes of a global tensor (resharding): the manifest shows them, an overlap is refused at
+    commit with the tensors named, and each box is pulled by its name."""
+    w = np.arange(8 * 6, dtype=np.float32).reshape(8, 6)
+    top, bottom = np.ascontiguousarray(w[:5]), np.ascontiguousarray(w[5:])
+    hub.publish("boxes", 1, {"w.tp0": tensorhub.Slice(top, "w", (8, 6), (0, 0)),
+                             "w.tp1": tensorhub.Slice(bottom, "w", w.shape, (5, 0)),
+                             "norm": np.ones(6, np.float32)})
+    m = hub.manifest("boxes", 1)
+    assert (m["w.tp1"].global_name, m["w.tp1"].global_shape, m["w.tp1"].box_offset) == ("w", (8, 6), (5, 0))
+    assert m["norm"].global_name == "" and m["norm"].box_offset == ()
+    got = np.zeros((3, 6), np.float32)
+    hub.pull("boxes", 1, into={"w.tp1": got})
+    assert np.array_equal(got, w[5:])
+    hub.unpublish("boxes", 1)
+    with pytest.raises(tensorhub.UserError, match=r"'w.tp0' \[0:5, 0:6\] and 'w.tp1' \[4:7, 0:6\] overlap"):
+        hub.publish("boxes", 2, {"w.tp0": tensorhub.Slice(top, "w", (8, 6), (0, 0)),
+                                 "w.tp1": tensorhub.Slice(bottom, "w", (8, 6), (4, 0))})
+    with pytest.raises(tensorhub.UserError, match="non-empty"):
+        tensorhub.Slice(top, "", (8, 6), (0, 0))

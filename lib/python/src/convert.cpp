@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+
+#include "tensorhub/core/error.hpp"
 
 namespace tensorhub::python {
 
@@ -17,6 +20,18 @@ std::vector<Tensor> to_tensors(const std::vector<TensorTuple>& in) {
     t.data = reinterpret_cast<void*>(address);  // NOLINT(performance-no-int-to-ptr): from Python
     t.bytes = bytes;
     out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<Tensor> to_tensors(const std::vector<TensorTuple>& in, const std::vector<std::optional<BoxTuple>>& boxes) {
+  auto out = to_tensors(in);
+  if (boxes.empty()) return out;
+  if (boxes.size() != out.size()) throw UserError("publish: one box (or None) per tensor");
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (!boxes[i]) continue;
+    std::tie(out[i].spec.global_name, out[i].spec.global_shape, out[i].spec.box_offset) = *boxes[i];
+    if (out[i].spec.global_name.empty()) throw UserError("tensor '" + out[i].spec.name + "': empty global name");
   }
   return out;
 }
@@ -62,6 +77,9 @@ py::dict to_dict(const Manifest& m) {
     e["bytes"] = t.spec.bytes();
     e["shard"] = t.shard;
     e["num_chunks"] = t.num_chunks;
+    e["global_name"] = t.spec.global_name;  // "" for a plain tensor
+    e["global_shape"] = t.spec.global_shape;
+    e["box_offset"] = t.spec.box_offset;
     tensors.append(e);
   }
   py::dict d;

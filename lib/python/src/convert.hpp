@@ -18,10 +18,14 @@ namespace py = pybind11;
 
 // (name, dtype name, shape, address, bytes) as tensorhub/_arrays.py builds them.
 using TensorTuple = std::tuple<std::string, std::string, std::vector<std::int64_t>, std::uintptr_t, std::uint64_t>;
+// (global name, global shape, box offset) of a tensor that holds a box of a global tensor.
+using BoxTuple = std::tuple<std::string, std::vector<std::int64_t>, std::vector<std::int64_t>>;
 // (name, size, rank)
 using GroupTuple = std::tuple<std::string, std::uint32_t, std::uint32_t>;
 
 std::vector<Tensor> to_tensors(const std::vector<TensorTuple>& in);
+// With `boxes` (empty, or one entry per tensor: None for a plain tensor) applied.
+std::vector<Tensor> to_tensors(const std::vector<TensorTuple>& in, const std::vector<std::optional<BoxTuple>>& boxes);
 std::optional<Group> to_group(const std::optional<GroupTuple>& g);
 Version to_version(const std::optional<std::uint64_t>& v);
 py::dict to_dict(const PullResult& r);

@@ -66,8 +66,8 @@ class PyHub {
   }
 
   py::dict publish(const std::string& model, std::uint64_t version, const std::vector<TensorTuple>& tensors,
-                   const std::optional<GroupTuple>& group) {
-    const auto ts = to_tensors(tensors);
+                   const std::optional<GroupTuple>& group, const std::vector<std::optional<BoxTuple>>& boxes) {
+    const auto ts = to_tensors(tensors, boxes);
     const auto g = to_group(group);
     PublishResult r;
     {
@@ -80,8 +80,9 @@ class PyHub {
   // Returns after validate + expose; the Python layer keeps the arrays alive until unpublish.
   std::unique_ptr<PyPublishHandle> publish_async(const std::string& model, std::uint64_t version,
                                                  const std::vector<TensorTuple>& tensors,
-                                                 const std::optional<GroupTuple>& group) {
-    const auto ts = to_tensors(tensors);
+                                                 const std::optional<GroupTuple>& group,
+                                                 const std::vector<std::optional<BoxTuple>>& boxes) {
+    const auto ts = to_tensors(tensors, boxes);
     const auto g = to_group(group);
     PublishHandle h;
     {
@@ -286,8 +287,10 @@ PYBIND11_MODULE(_tensorhub, m) {
            py::arg("max_readers"), py::arg("inflight"), py::arg("rpc_deadline"), py::arg("pull_deadline"),
            py::arg("snapshot_dir"))
       .def("close", &th::PyHub::close)
-      .def("publish", &th::PyHub::publish)
-      .def("publish_async", &th::PyHub::publish_async)
+      .def("publish", &th::PyHub::publish, py::arg("model"), py::arg("version"), py::arg("tensors"), py::arg("group"),
+           py::arg("boxes") = std::vector<std::optional<th::BoxTuple>>{})
+      .def("publish_async", &th::PyHub::publish_async, py::arg("model"), py::arg("version"), py::arg("tensors"),
+           py::arg("group"), py::arg("boxes") = std::vector<std::optional<th::BoxTuple>>{})
       .def("pull", &th::PyHub::pull)
       .def("pull_async", &th::PyHub::pull_async)
       .def("cpp_pull_seconds", &th::PyHub::cpp_pull_seconds)

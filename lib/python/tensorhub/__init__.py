@@ -38,7 +38,7 @@ from ._tensorhub import (
     UnknownWorker,
     UserError,
 )
-from ._arrays import NUMPY_DTYPES, Tensor
+from ._arrays import NUMPY_DTYPES, Slice, Tensor
 from ._hub import Group, Hub, Manifest, PublishHandle, PublishResult, PullHandle, PullResult, TensorInfo, parse_bytes
 
 __version__ = "0.1.0"
@@ -64,6 +64,7 @@ __all__ = [
     "PublishResult",
     "PullHandle",
     "PullResult",
+    "Slice",
     "Tensor",
     "TensorInfo",
     "TimeoutError",

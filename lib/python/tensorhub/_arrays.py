@@ -69,6 +69,31 @@ class Tensor:
         return f"tensorhub.Tensor({self.array!r}, dtype={self.dtype!r})"
 
 
+class Slice:
+    """An array that holds a box of a global tensor (a trainer's FSDP / tensor-parallel shard),
+    for ``publish``: the coordinator checks at commit that the boxes of each global tensor tile it
+    exactly (README "Resharding"). ``array`` may be a :class:`Tensor`.
+
+    Example (rank r of 4 holds rows r*1024 .. (r+1)*1024 of q [4096, 4096])::
+
+        hub.publish("policy", step, {f"q.tp{r}": tensorhub.Slice(shard, "q", (4096, 4096), (r * 1024, 0))},
+                    group=group)
+    """
+
+    __slots__ = ("array", "global_name", "global_shape", "offset")
+
+    def __init__(self, array: Any, global_name: str, global_shape: Any, offset: Any) -> None:
+        if not isinstance(global_name, str) or not global_name:
+            raise _tensorhub.UserError("Slice: global_name must be a non-empty string")
+        self.array = array
+        self.global_name = global_name
+        self.global_shape = tuple(int(d) for d in global_shape)
+        self.offset = tuple(int(d) for d in offset)
+
+    def __repr__(self) -> str:
+        return f"tensorhub.Slice({self.array!r}, {self.global_name!r}, {self.global_shape}, {self.offset})"
+
+
 class View(NamedTuple):
     """What the C++ side sees of one tensor, plus the objects that own its memory."""
 
@@ -78,6 +103,7 @@ class View(NamedTuple):
     address: int
     nbytes: int
     owner: Any  # keeps the memory alive (the caller's object and any NumPy view of it)
+    box: tuple[str, list[int], list[int]] | None = None  # (global name, global shape, offset) of a Slice
 
     def as_tuple(self) -> tuple[str, str, list[int], int, int]:
         return (self.name, self.dtype, self.shape, self.address, self.nbytes)
@@ -125,6 +151,9 @@ def view(name: str, obj: Any, *, writable: bool) -> View:
     """The zero-copy view of ``obj`` for tensor ``name``; raises tensorhub.UserError."""
     if not isinstance(name, str):
         raise _tensorhub.UserError(f"tensor names are strings, got {type(name).__name__}")
+    if isinstance(obj, Slice):
+        inner = view(name, obj.array, writable=writable)
+        return inner._replace(box=(obj.global_name, list(obj.global_shape), list(obj.offset)))
     dtype = None
     if isinstance(obj, Tensor):
         dtype, obj = obj.dtype, obj.array

@@ -87,6 +87,9 @@ class TensorInfo:
     bytes: int
     shard: int
     num_chunks: int
+    global_name: str = ""  # a box of a global tensor (tensorhub.Slice); "" for a plain tensor
+    global_shape: tuple[int, ...] = ()
+    box_offset: tuple[int, ...] = ()
 
     @property
     def numpy_dtype(self) -> np.dtype:
@@ -124,6 +127,11 @@ def _group(g: Group | None) -> tuple[str, int, int] | None:
     if not isinstance(g, Group):
         raise _tensorhub.UserError(f"group must be a tensorhub.Group, got {type(g).__name__}")
     return g.as_tuple()
+
+
+def _boxes(vs: list[Any]) -> list[Any]:
+    """The boxes of Slice tensors for the C++ side (empty when there are none)."""
+    return [x.box for x in vs] if any(x.box is not None for x in vs) else []
 
 
 def default_transport(comm: Any, address: str, pool: int | str | None) -> str:
@@ -276,7 +284,7 @@ class Hub:
         Example: ``hub.publish("policy", step, {"w1": w1, "b1": b1})``
         """
         v, vs = self._publish_args(version, tensors)
-        r = self._impl.publish(model, v, [x.as_tuple() for x in vs], _group(group))
+        r = self._impl.publish(model, v, [x.as_tuple() for x in vs], _group(group), _boxes(vs))
         self._published.setdefault((model, v), []).extend(x.owner for x in vs)
         return PublishResult(**r)
 
@@ -297,7 +305,7 @@ class Hub:
             h.result()                                       # raises the publish's error, if any
         """
         v, vs = self._publish_args(version, tensors)
-        impl = self._impl.publish_async(model, v, [x.as_tuple() for x in vs], _group(group))
+        impl = self._impl.publish_async(model, v, [x.as_tuple() for x in vs], _group(group), _boxes(vs))
         self._published.setdefault((model, v), []).extend(x.owner for x in vs)
         return PublishHandle(impl, lambda: self._published.pop((model, v), None))
 
@@ -439,8 +447,9 @@ class Hub:
     def manifest(self, model: str, version: VersionArg = "latest") -> Manifest:
         """Names, C++ dtype names, shapes and sizes of a readable version."""
         d = self._impl.manifest(model, _version(version))
-        tensors = tuple(TensorInfo(t["name"], t["dtype"], tuple(t["shape"]), t["bytes"], t["shard"],
-                                   t["num_chunks"]) for t in d.pop("tensors"))
+        tensors = tuple(TensorInfo(t["name"], t["dtype"], tuple(t["shape"]), t["bytes"], t["shard"], t["num_chunks"],
+                                   t["global_name"], tuple(t["global_shape"]), tuple(t["box_offset"]))
+                        for t in d.pop("tensors"))
         return Manifest(tensors=tensors, **d)
 
     def status(self) -> list[dict[str, Any]]:
