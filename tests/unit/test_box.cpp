@@ -10,6 +10,7 @@
 
 #include "tensorhub/core/box.hpp"
 #include "tensorhub/core/error.hpp"
+#include "tensorhub/core/limits.hpp"
 #include "tensorhub/core/manifest.hpp"
 #include "tensorhub/core/manifest_json.hpp"
 
@@ -197,6 +198,34 @@ TEST(GlobalTensors, OverlapsGapsAndDisagreementsAreRefusedAtAssembly) {
   auto nameless = sliced_shards(0, 2);
   nameless[1].tensors[0].global_name.clear();
   EXPECT_NE(user_error([&] { assemble_manifest("policy", 1, 4096, nameless); }).find("no global tensor name"),
+            std::string::npos);
+}
+
+// A manifest from the wire cannot make the tiling check slow: boxes per global tensor are capped
+// (a dim-1 split is compared pairwise), and the search for an uncovered element is bounded.
+TEST(GlobalTensors, BoxCountIsBoundedAndLargeGapsAreReportedQuickly) {
+  const std::int64_t n = limits::kMaxBoxesPerGlobalTensor + 1;
+  ShardManifest m;
+  for (std::int64_t i = 0; i < n; ++i) {
+    TensorSpec spec{"w." + std::to_string(i), DType::kU8, {1, 4096}};
+    spec.global_name = "w";
+    spec.global_shape = {1, 4096 * n};
+    spec.box_offset = {0, 4096 * i};
+    m.tensors.push_back(spec);
+    m.checksums.emplace_back(1, static_cast<std::uint64_t>(i));
+  }
+  EXPECT_NE(user_error([&] { assemble_manifest("policy", 1, 4096, {m}); }).find("more than 4096 boxes"),
+            std::string::npos);
+  // 2000 boxes of a 3-d tensor, every third one missing: refused, naming an element or not.
+  std::vector<Box> boxes;
+  std::vector<std::string> owners;
+  for (std::int64_t i = 0; i < 3000; ++i) {
+    if (i % 3 == 2) continue;
+    boxes.push_back(Box{{0, i, 0}, {2, 1, 2}});
+    owners.push_back("b" + std::to_string(i));
+  }
+  const std::vector<std::int64_t> shape{2, 3000, 2};
+  EXPECT_NE(user_error([&] { check_tiling("w", shape, boxes, owners); }).find("cover 8000 of 12000"),
             std::string::npos);
 }
 

@@ -6,6 +6,7 @@
 #include "manifest_detail.hpp"
 #include "tensorhub/core/box.hpp"
 #include "tensorhub/core/error.hpp"
+#include "tensorhub/core/limits.hpp"
 
 namespace tensorhub::detail {
 
@@ -29,6 +30,10 @@ void check_global_tensors(const std::vector<TensorEntry>& tensors) {
     } else if (s.dtype != g.first->dtype || s.global_shape != g.first->global_shape) {
       throw UserError("global tensor '" + s.global_name + "': '" + s.name + "' " + describe(s) + " and '" +
                       g.first->name + "' " + describe(*g.first) + " disagree on its dtype or shape");
+    }
+    if (g.boxes.size() == limits::kMaxBoxesPerGlobalTensor) {
+      throw UserError("global tensor '" + s.global_name + "' has more than " +
+                      std::to_string(limits::kMaxBoxesPerGlobalTensor) + " boxes");
     }
     g.boxes.push_back(s.box());
     g.owners.push_back(s.name);

@@ -25,6 +25,10 @@ inline constexpr std::uint64_t kMaxVersionBytes = 1ull << 44;
 // Tensors and chunks of one version. 2^19 chunks are 2 TiB in the default 4 MiB chunks; the
 // manifest of so many chunks is about 12 MiB on the wire.
 inline constexpr std::uint32_t kMaxTensorsPerVersion = 1u << 17;
+// Boxes of one global tensor (resharding: box.hpp). The tiling check compares boxes pairwise where
+// their first dimensions meet, so this bounds the work a manifest from the wire can ask for
+// (at most 4096^2 / 2 box pairs); far above real layouts (FSDP over 1024 ranks).
+inline constexpr std::uint32_t kMaxBoxesPerGlobalTensor = 4096;
 inline constexpr std::uint32_t kMaxChunksPerVersion = 1u << 19;
 // Members of a publishing or reading group; a reading group is also bounded by the workers
 // registered when it resolves (a group nobody can complete would pin its version for ever).
