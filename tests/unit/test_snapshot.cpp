@@ -125,6 +125,31 @@ TEST(Snapshot, ReadsASubset) {
   expect_same_bytes(tensors[1], one.tensor);
 }
 
+// A version of boxes of a global tensor: written from buffers that name the boxes without their
+// layout (a relay's pull buffers), the file keeps the layout, reads fill plain buffers.
+TEST(Snapshot, BoxesOfAGlobalTensorKeepTheirLayout) {
+  TempDir dir;
+  std::vector<OwnedTensor> owned;
+  owned.push_back(make_tensor("w.tp0", DType::kBF16, {3, 70}, 1));
+  owned.push_back(make_tensor("w.tp1", DType::kBF16, {2, 70}, 2));
+  auto boxed = views(owned);
+  for (std::int64_t i = 0; i < 2; ++i) {
+    boxed[i].spec.global_name = "w";
+    boxed[i].spec.global_shape = {5, 70};
+    boxed[i].spec.box_offset = {3 * i, 0};
+  }
+  const auto m = manifest_of("policy", 1, kChunk, {boxed});
+  const std::string path = dir.file("boxes.h5");
+  write(path, m, views(owned));  // plain specs: the manifest has the layout
+  const auto info = inspect(path);
+  EXPECT_EQ(info.manifest, m);
+  EXPECT_EQ(describe(info.manifest.tensors[1].spec), "bf16[2,70] of w[5,70] at [3,0]");
+  auto back = empty_like(views(owned)[1]);
+  std::vector<Tensor> into{back.tensor};
+  read(path, into);
+  expect_same_bytes(views(owned)[1], back.tensor);
+}
+
 TEST(Snapshot, RefusesToOverwriteUnlessAsked) {
   TempDir dir;
   const auto owned = every_dtype();
