@@ -274,3 +274,22 @@ def test_slices_of_a_global_tensor(hub):
                                  "w.tp1": tensorhub.Slice(bottom, "w", (8, 6), (4, 0))})
     with pytest.raises(tensorhub.UserError, match="non-empty"):
         tensorhub.Slice(top, "", (8, 6), (0, 0))
+
+
+def test_pull_by_box(hub):
+    """Resharding reads: a destination Slice names any box of a global tensor (here the other cut:
+    columns of a tensor published as row blocks), a plain destination named after the global
+    tensor gets all of it, and a wrong box is refused."""
+    w = np.arange(9 * 7, dtype=np.float32).reshape(9, 7)
+    hub.publish("rs", 1, {f"w.{r}": tensorhub.Slice(np.ascontiguousarray(w[r * 3:(r + 1) * 3]), "w", w.shape,
+                                                     (r * 3, 0)) for r in range(3)})
+    cols = np.zeros((9, 3), np.float32)
+    rows = np.zeros((4, 7), np.float32)
+    whole = np.zeros_like(w)
+    r = hub.pull("rs", 1, into={"cols": tensorhub.Slice(cols, "w", w.shape, (0, 4)),
+                                "rows": tensorhub.Slice(rows, "w", w.shape, (2, 0)), "w": whole})
+    assert np.array_equal(cols, w[:, 4:]) and np.array_equal(rows, w[2:6]) and np.array_equal(whole, w)
+    assert r.staged_bytes == 0  # this process holds every shard: copied from its own memory
+    with pytest.raises(tensorhub.UserError, match="does not lie inside"):
+        hub.pull("rs", 1, into={"x": tensorhub.Slice(rows, "w", w.shape, (6, 0))})
+    hub.unpublish("rs", 1)

@@ -44,7 +44,8 @@ constexpr std::array kTopLevel{
     Command{"demo", "trainers and rollouts in one job: publish, pull, verify, print a table", cmd_demo, true,
             "mpirun -n 6 --oversubscribe --mca osc ucx tensorhub demo --size 512MiB --versions 3"},
     Command{"bench",
-            "benchmarks: p2p | publish | fanout | stall | elastic | crossdc | coordinator (nccl-tests flags -b -e "
+            "benchmarks: p2p | publish | fanout | stall | elastic | crossdc | coordinator | reshard (nccl-tests flags "
+            "-b -e "
             "-f -n -w)",
             cmd_bench, true, "mpirun -n 4 --oversubscribe --mca osc ucx tensorhub bench fanout -b 8MiB",
             &bench_commands},
@@ -80,6 +81,8 @@ constexpr std::array kBench{
             "  --counters-cmd 'scripts/netsim/netsim.sh counters'        (or scripts/bench/crossdc.sh)"},
     Command{"coordinator", "coordinator load without data: per-chunk acquire vs plan-based pulls, R reader threads",
             cmd_bench_coordinator, false, "tensorhub bench coordinator --readers 64,256,1024 --grpc"},
+    Command{"reshard", "a TP=2 reader pulls its box of a TP=8 trainer's shards (dim 0, dim 1) vs the same bytes plain",
+            cmd_bench_reshard, true, "mpirun -n 2 --mca osc ucx tensorhub bench reshard -b 256MiB -n 5"},
 };
 
 constexpr std::array kSnapshot{

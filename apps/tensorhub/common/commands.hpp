@@ -25,6 +25,7 @@ int cmd_sim(const Args& args);                // commands/sim.cpp
 int cmd_probe(const Args& args);              // probe/probe.cpp
 int cmd_bench(const Args& args);              // bench/bench.cpp: dispatches to the scenarios below
 int cmd_bench_p2p(const Args& args);          // bench/p2p.cpp
+int cmd_bench_reshard(const Args& args);      // bench/reshard.cpp
 int cmd_bench_publish(const Args& args);      // bench/publish.cpp
 int cmd_bench_fanout(const Args& args);       // bench/fanout.cpp
 int cmd_bench_stall(const Args& args);        // bench/stall.cpp

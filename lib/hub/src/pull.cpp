@@ -2,12 +2,15 @@
 // manifest, copy what this rank holds itself, offer the rest as relay sources, run the chunk
 // engine, report done. Three phases (puller.hpp): prepare and finish under the API mutex,
 // transfer without it.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
 #include <set>
 #include <utility>
 
+#include "box_destinations.hpp"
+#include "own_copy.hpp"
 #include "puller.hpp"
 #include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/shard_hash.hpp"
@@ -21,14 +24,31 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// One destination per tensor of `into`, in the same order.
-std::vector<transfer::Destination> match_destinations(const Manifest& m, std::span<const Tensor> into,
-                                                      HubDevice& device) {
+// The destinations of `into`: whole tensors (matched by name; a box destination that is exactly
+// one published tensor too, as that tensor) and box destinations (box_destinations.hpp).
+struct Matched {
+  std::vector<Tensor> tensors;  // whole tensors, as the manifest names them
+  std::vector<transfer::Destination> dests;
+  std::vector<transfer::Destination> boxes;
+};
+
+Matched match_destinations(const Manifest& m, std::span<const Tensor> into, HubDevice& device) {
   const std::string what = vname(m.model, m.version);
-  std::vector<transfer::Destination> out;
+  Matched out;
   std::set<std::string> seen;
   for (const auto& t : into) {
     if (!seen.insert(t.spec.name).second) throw UserError("pull: tensor '" + t.spec.name + "' given twice");
+    if (t.memory == MemoryKind::kCuda) device.check_tensor(t, "pull");
+    if (auto boxes = box_destinations(m, t)) {
+      if (boxes->size() == 1 && boxes->front().runs.empty()) {
+        const auto& d = boxes->front();
+        out.tensors.push_back(Tensor{m.tensors[d.tensor].spec, t.data, t.bytes, t.memory});
+        out.dests.push_back(d);
+      } else {
+        out.boxes.insert(out.boxes.end(), boxes->begin(), boxes->end());
+      }
+      continue;
+    }
     const auto idx = m.find(t.spec.name);
     if (!idx) throw NotFoundError("pull: tensor '" + t.spec.name + "' is not in " + what);
     const auto& spec = m.tensors[*idx].spec;
@@ -41,50 +61,17 @@ std::vector<transfer::Destination> match_destinations(const Manifest& m, std::sp
       throw UserError("pull: destination buffer for '" + t.spec.name + "' holds " + std::to_string(t.bytes) +
                       " bytes, " + describe(spec) + " needs " + std::to_string(spec.bytes()));
     }
-    if (t.memory == MemoryKind::kCuda) device.check_tensor(t, "pull");
-    out.push_back(transfer::Destination{*idx, t.data, t.memory});
+    out.tensors.push_back(t);
+    out.dests.push_back(transfer::Destination{*idx, t.data, t.memory, {}});
   }
-  return out;
-}
-
-// Copies tensor `d` of `m` from this rank's own memory `src` (a reference it serves), checking
-// every chunk's checksum when `verify`; device memory on either side is copied and hashed on
-// the device. Returns the bytes copied.
-std::uint64_t copy_own(const Manifest& m, const transfer::Destination& d, const Tensor& src, bool verify,
-                       HubDevice& device) {
-  const auto& e = m.tensors[d.tensor];
-  const auto n = e.spec.bytes();
-  const bool on_device = d.memory == MemoryKind::kCuda;
-  if (src.memory == MemoryKind::kHost && !on_device) {
-    if (src.data != d.data) std::memcpy(d.data, src.data, n);
-  } else if (src.data != d.data) {
-    auto& dev = device.get();
-    auto stream = dev.create_stream();
-    const auto kind = src.memory == MemoryKind::kHost ? device::CopyKind::kHostToDevice
-                      : on_device                     ? device::CopyKind::kDeviceToDevice
-                                                      : device::CopyKind::kDeviceToHost;
-    dev.copy_async(d.data, src.data, n, kind, stream);
-    stream.synchronize();
-  }
-  std::vector<std::uint64_t> device_sums;
-  if (verify && on_device) {
-    auto& dev = device.get();
-    auto stream = dev.create_stream();
-    device_sums = dev.xxh3_64_chunks(d.data, n, m.chunk_bytes, stream);
-    require(device_sums.size() == e.num_chunks, "one device checksum per chunk");
-  }
-  for (std::uint32_t c = 0; verify && c < e.num_chunks; ++c) {
-    const auto& ch = m.chunks[e.first_chunk + c];
-    const auto sum =
-        on_device ? device_sums[c]
-                  : checksum64(m.checksum_algorithm, static_cast<const std::byte*>(d.data) + ch.offset, ch.length);
-    if (sum != ch.checksum) {
-      throw ChecksumError(vname(m.model, m.version) + ": tensor '" + e.spec.name + "' chunk " + std::to_string(c) +
-                          " copied from this rank's own reference does not match its checksum (that memory "
-                          "changed while it was referenced)");
+  // Two destinations of one published tensor: whole-tensor reads would land twice in one plan.
+  std::set<std::uint32_t> whole;
+  for (const auto& d : out.dests) {
+    if (!whole.insert(d.tensor).second) {
+      throw UserError("pull: two destinations are all of tensor '" + m.tensors[d.tensor].spec.name + "' of " + what);
     }
   }
-  return n;
+  return out;
 }
 
 // A pull into device memory relays only when the data paths can expose it (device IPC); else
@@ -101,6 +88,17 @@ bool device_relayable(const Manifest& m, const PullJob& job, HubContext& ctx) {
     }
   }
   return true;
+}
+
+// Whether a pull that lost every holder of some chunk reads the version's snapshot file instead.
+// Not a pull into boxes: the snapshot reader fills whole tensors only.
+bool snapshot_fallback(const PullJob& job) {
+  if (job.reply.snapshot.empty()) return false;
+  if (job.boxes.empty()) return true;
+  Logger("hub").warn("pull of " + vname(job.model, job.reply.manifest->version) +
+                     " into boxes cannot read its snapshot file " + job.reply.snapshot +
+                     " (the snapshot reader fills whole tensors only)");
+  return false;
 }
 
 // The relay offer's RelayOffer::progress for `ref`: empty without progress bytes.
@@ -138,7 +136,7 @@ std::unique_ptr<PullJob> Puller::prepare(const std::string& model, const Version
   const Manifest& m = *job->reply.manifest;
   job->finish =
       std::make_unique<FinishGuard>(ctx_.client, coord::FinishRequest{self, model, m.version, g, job->reply.seq});
-  const auto dests = match_destinations(m, into, *ctx_.device);
+  const auto matched = match_destinations(m, into, *ctx_.device);
   job->start = Clock::now();
   job->result.resolve_seconds = std::chrono::duration<double>(job->start - resolve_start).count();
 
@@ -146,20 +144,31 @@ std::unique_ptr<PullJob> Puller::prepare(const std::string& model, const Version
   // into other buffers): a local copy; the coordinator never assigns a reader its own chunks.
   PullResult& result = job->result;
   result.version = m.version;
-  for (std::size_t i = 0; i < into.size(); ++i) {
-    if (const Tensor* own = table_.held_tensor(m, into[i].spec.name)) {
-      result.local_bytes += copy_own(m, dests[i], *own, options.verify, *ctx_.device);
+  for (std::size_t i = 0; i < matched.tensors.size(); ++i) {
+    if (const Tensor* own = table_.held_tensor(m, matched.tensors[i].spec.name)) {
+      result.local_bytes += copy_own(m, matched.dests[i], *own, options.verify, *ctx_.device);
     } else {
-      job->rest.push_back(into[i]);
-      job->rest_dests.push_back(dests[i]);
+      job->rest.push_back(matched.tensors[i]);
+      job->rest_dests.push_back(matched.dests[i]);
     }
   }
-  if (job->rest.empty()) return job;
+  for (const auto& d : matched.boxes) {
+    if (const Tensor* own = table_.held_tensor(m, m.tensors[d.tensor].spec.name)) {
+      result.local_bytes += copy_own_runs(m, d, *own, options.verify, *ctx_.device);
+    } else {
+      job->boxes.push_back(d);
+    }
+  }
+  job->engine_dests = job->rest_dests;
+  job->engine_dests.insert(job->engine_dests.end(), job->boxes.begin(), job->boxes.end());
+  if (job->engine_dests.empty()) return job;
 
   // A publisher of this version cannot also be its relay holder: it serves its shard, not the
   // tensors it pulls. Otherwise offer only the new buffers (the coordinator merges them into
-  // an earlier offer of this version).
-  job->relay = options.relay && !table_.has_origin(model, m.version) && device_relayable(m, *job, ctx_);
+  // an earlier offer of this version). A pull into boxes does not relay: its buffers do not hold
+  // whole chunks of the published tensors.
+  job->relay =
+      options.relay && job->boxes.empty() && !table_.has_origin(model, m.version) && device_relayable(m, *job, ctx_);
   if (const auto partial = job->relay ? table_.relays_naming(model, m.version, job->rest) : std::nullopt) {
     try {
       withdraw_(*partial);
@@ -206,7 +215,9 @@ std::unique_ptr<PullJob> Puller::prepare(const std::string& model, const Version
   eo.trace = ctx_.trace;
   eo.plan = ctx_.options.plan;
   eo.progress_bytes = job->ref.progress ? job->ref.progress->data() : nullptr;
-  if (any_device_memory(job->rest)) eo.device = &ctx_.device->get();
+  const bool box_on_device = std::any_of(job->boxes.begin(), job->boxes.end(),
+                                         [](const transfer::Destination& d) { return d.memory == MemoryKind::kCuda; });
+  if (any_device_memory(job->rest) || box_on_device) eo.device = &ctx_.device->get();
   if (job->options.progress) {
     const auto local = result.local_bytes;
     eo.progress = [p = job->options.progress, local](std::uint64_t done, std::uint64_t total) {
@@ -217,15 +228,15 @@ std::unique_ptr<PullJob> Puller::prepare(const std::string& model, const Version
 }
 
 void Puller::transfer(PullJob& job, transport::Transport& lane, const std::atomic<bool>* cancel) {
-  if (job.rest.empty()) return;
+  if (job.engine_dests.empty()) return;
   job.eo.cancel = cancel;
   transfer::PullEngine engine(ctx_.client, lane, ctx_.id());
-  job.stats = engine.run(*job.reply.manifest, job.rest_dests, job.eo);
+  job.stats = engine.run(*job.reply.manifest, job.engine_dests, job.eo);
 }
 
 PullResult Puller::finish(PullJob& job, std::exception_ptr error) {
   PullResult& result = job.result;
-  if (job.rest.empty()) {
+  if (job.engine_dests.empty()) {
     result.bytes = result.local_bytes;
     if (job.options.progress) job.options.progress(result.bytes, result.bytes);
     result.seconds = seconds_since(job.start);
@@ -235,11 +246,11 @@ PullResult Puller::finish(PullJob& job, std::exception_ptr error) {
     try {
       std::rethrow_exception(error);
     } catch (const transfer::ChunksUnavailable& e) {
-      if (!job.reply.snapshot.empty()) return from_snapshot(job, e.what());
+      if (snapshot_fallback(job)) return from_snapshot(job, e.what());
       if (job.relay) table_.add(std::move(job.ref));
       throw;
     } catch (const transfer::ChunksCorrupt& e) {  // every live holder of a chunk served bad bytes
-      if (!job.reply.snapshot.empty()) return from_snapshot(job, e.what());
+      if (snapshot_fallback(job)) return from_snapshot(job, e.what());
       if (job.relay) table_.add(std::move(job.ref));
       throw;
     } catch (...) {
@@ -263,6 +274,7 @@ PullResult Puller::finish(PullJob& job, std::exception_ptr error) {
   result.planned = job.stats.planned;
   result.plan_calls = job.stats.plan_calls;
   result.bounced_bytes = job.stats.bounced_bytes;
+  result.staged_bytes = job.stats.staged_bytes;
   return result;
 }
 

@@ -49,6 +49,8 @@ struct PullJob {
   PullResult result;
   std::vector<Tensor> rest;  // what the engine reads (not held by this rank)
   std::vector<transfer::Destination> rest_dests;
+  std::vector<transfer::Destination> boxes;         // box destinations the engine reads (no relay)
+  std::vector<transfer::Destination> engine_dests;  // rest_dests, then boxes
   bool relay = false;
   Reference ref;  // the relay reference of `rest`, added to the table by finish()
   std::vector<std::string> regions;

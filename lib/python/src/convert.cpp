@@ -53,6 +53,7 @@ py::dict to_dict(const PullResult& r) {
   d["failed_reads"] = r.failed_reads;
   d["file_bytes"] = r.file_bytes;
   d["local_bytes"] = r.local_bytes;
+  d["staged_bytes"] = r.staged_bytes;
   return d;
 }
 

@@ -94,8 +94,9 @@ class PyHub {
 
   py::dict pull(const std::string& model, const std::optional<std::uint64_t>& version,
                 const std::vector<TensorTuple>& into, const std::optional<GroupTuple>& group, bool verify, bool relay,
-                const py::object& progress, const std::optional<double>& deadline_s) {
-    const auto ts = to_tensors(into);
+                const py::object& progress, const std::optional<double>& deadline_s,
+                const std::vector<std::optional<BoxTuple>>& boxes) {
+    const auto ts = to_tensors(into, boxes);
     auto p = progress.is_none() ? nullptr : std::make_shared<Progress>(progress);
     const auto o = make_pull_options(group, verify, relay, p, deadline_s);
     PullResult r;
@@ -111,8 +112,9 @@ class PyHub {
   std::unique_ptr<PyPullHandle> pull_async(const std::string& model, const std::optional<std::uint64_t>& version,
                                            const std::vector<TensorTuple>& into, const std::optional<GroupTuple>& group,
                                            bool verify, bool relay, const py::object& progress,
-                                           const std::optional<double>& deadline_s) {
-    const auto ts = to_tensors(into);
+                                           const std::optional<double>& deadline_s,
+                                           const std::vector<std::optional<BoxTuple>>& boxes) {
+    const auto ts = to_tensors(into, boxes);
     auto p = progress.is_none() ? nullptr : std::make_shared<Progress>(progress);
     const auto o = make_pull_options(group, verify, relay, p, deadline_s);
     PullHandle h;

@@ -70,14 +70,20 @@ class Tensor:
 
 
 class Slice:
-    """An array that holds a box of a global tensor (a trainer's FSDP / tensor-parallel shard),
-    for ``publish``: the coordinator checks at commit that the boxes of each global tensor tile it
-    exactly (README "Resharding"). ``array`` may be a :class:`Tensor`.
+    """An array that holds a box of a global tensor: its offset in the global tensor, its extent
+    the array's shape (README "Resharding"). ``array`` may be a :class:`Tensor`.
 
-    Example (rank r of 4 holds rows r*1024 .. (r+1)*1024 of q [4096, 4096])::
+    In ``publish``: a trainer's FSDP / tensor-parallel shard; the coordinator checks at commit that
+    the boxes of each global tensor tile it exactly. In ``pull`` / ``pull_async``: the box this
+    reader wants, in any layout: it is filled from every published box that meets it (nothing
+    is gathered anywhere; such a pull does not relay).
+
+    Example (rank r of 4 holds rows r*1024 .. (r+1)*1024 of q [4096, 4096]; a TP=2 rollout rank k
+    reads rows k*2048 .. (k+1)*2048)::
 
         hub.publish("policy", step, {f"q.tp{r}": tensorhub.Slice(shard, "q", (4096, 4096), (r * 1024, 0))},
                     group=group)
+        hub.pull("policy", into={"q": tensorhub.Slice(mine, "q", (4096, 4096), (k * 2048, 0))})
     """
 
     __slots__ = ("array", "global_name", "global_shape", "offset")

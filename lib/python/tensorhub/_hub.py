@@ -72,6 +72,7 @@ class PullResult:
     failed_reads: int
     file_bytes: int
     local_bytes: int
+    staged_bytes: int  # box destinations: read into a staging slot, verified, copied out
     tensors: dict[str, Any]
 
     @property
@@ -367,7 +368,7 @@ class Hub:
         else:
             vs = _arrays.views(into, writable=True)
         r = self._impl.pull(model, v, [x.as_tuple() for x in vs], _group(group), bool(verify), bool(relay),
-                            progress, _seconds(deadline, "deadline"))
+                            progress, _seconds(deadline, "deadline"), _boxes(vs))
         if relay:
             for x in vs:
                 self._relaying[x.address] = x
@@ -403,7 +404,7 @@ class Hub:
         v = _version(version)
         vs = _arrays.views(into, writable=True)
         impl = self._impl.pull_async(model, v, [x.as_tuple() for x in vs], _group(group), bool(verify),
-                                     bool(relay), progress, _seconds(deadline, "deadline"))
+                                     bool(relay), progress, _seconds(deadline, "deadline"), _boxes(vs))
         if relay:
             # A finished pull relays from these arrays: the hub keeps them alive until the relay
             # ends (next pull into them, stop_relaying, close), whether or not the handle is kept.

@@ -4,6 +4,8 @@
 #include <atomic>
 #include <exception>
 
+#include "tensorhub/core/error.hpp"
+
 namespace tensorhub::transfer {
 
 std::string chunk_name(const Manifest& m, std::uint32_t c) {
@@ -40,6 +42,27 @@ std::vector<coord::ChunkRange> to_ranges(std::vector<std::uint32_t> chunks) {
     }
   }
   return out;
+}
+
+std::vector<std::uint32_t> wanted_chunks(const Manifest& m, std::span<const Destination> dests) {
+  std::vector<std::uint32_t> out;
+  for (const auto& d : dests) {
+    require(d.tensor < m.tensors.size(), "destination tensor index out of range");
+    const auto& e = m.tensors[d.tensor];
+    for (std::uint32_t c = 0; c < e.num_chunks; ++c) {
+      const auto& ch = m.chunks[e.first_chunk + c];
+      if (d.runs.empty() || touches(d.runs, ch.offset, ch.offset + ch.length)) out.push_back(e.first_chunk + c);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::uint64_t wanted_bytes(const Manifest& m, std::span<const Destination> dests) {
+  std::uint64_t n = 0;
+  for (const auto& d : dests) n += d.runs.empty() ? m.tensors[d.tensor].spec.bytes() : run_bytes(d.runs);
+  return n;
 }
 
 }  // namespace tensorhub::transfer

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "tensorhub/coord/types.hpp"
 #include "tensorhub/core/manifest.hpp"
+#include "tensorhub/transfer/pull_engine.hpp"
 
 namespace tensorhub::transfer {
 
@@ -20,5 +22,10 @@ std::string current_error_text();
 void mark_held(unsigned char* progress_bytes, std::uint32_t chunk) noexcept;
 // Runs of `chunks` (sorted, no duplicates needed: duplicates are merged).
 std::vector<coord::ChunkRange> to_ranges(std::vector<std::uint32_t> chunks);
+// The chunks the destinations need (sorted, each once): every chunk of a whole-tensor
+// destination, the chunks a box destination's runs touch. Checks the tensor indices.
+std::vector<std::uint32_t> wanted_chunks(const Manifest& m, std::span<const Destination> dests);
+// Bytes the destinations ask for.
+std::uint64_t wanted_bytes(const Manifest& m, std::span<const Destination> dests);
 
 }  // namespace tensorhub::transfer

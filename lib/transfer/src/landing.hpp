@@ -4,9 +4,12 @@
 // (Transport::can_read_into), otherwise into a bounded host bounce ring (one slot of a chunk
 // per read in flight, allocated on first use, reused) and copied host-to-device on a stream of
 // the device; device chunks are verified on the device (Device::xxh3_64_chunks over the landed
-// chunk), so the host never touches device bytes. A chunk counts as held only after land()
-// said so. The destructor synchronizes the stream: no device write of this pull is pending once
-// the engine returns (errors and cancels included).
+// chunk), so the host never touches device bytes. Box destinations (Destination::runs): a chunk
+// one segment holds whole lands like a whole tensor's; any other chunk is read into a slot of the
+// same ring (staged), verified there, on the host, as the bytes that came off the wire, and only
+// then its pieces are copied to their destinations (host-to-device copies for device memory). A
+// chunk counts as held only after land() said so. The destructor synchronizes the stream: no
+// device write of this pull is pending once the engine returns (errors and cancels included).
 #pragma once
 
 #include <cstdint>
@@ -41,9 +44,9 @@ class Landing {
   // host-to-device copy) and, when `check`, compares their checksum. True: the chunk's bytes
   // are in place (and match); false: they do not match. Frees the chunk's bounce slot.
   bool land(std::uint32_t chunk, bool check);
-  // Where `chunk` lands in host memory (read there directly: a host destination); null for a
-  // chunk of a device destination.
-  const unsigned char* host_bytes(std::uint32_t chunk) const { return on_device(chunk) ? nullptr : where(chunk); }
+  // Where `chunk` (posted by read_op) lands in host memory when it is read there directly (a
+  // host destination); null for a chunk of a device destination or one read into a slot.
+  const unsigned char* host_bytes(std::uint32_t chunk) const;
   // The read of `chunk` failed: frees its bounce slot.
   void release(std::uint32_t chunk) noexcept;
   // The read of `chunk` was abandoned (the transport may still write its slot): the slot is
@@ -51,6 +54,8 @@ class Landing {
   void abandon(std::uint32_t chunk) noexcept;
   // Bytes bounced through host memory so far, and the bounce ring's size.
   std::uint64_t bounced_bytes() const { return bounced_bytes_; }
+  // Bytes read into a slot for box destinations and copied out so far.
+  std::uint64_t staged_bytes() const { return staged_bytes_; }
   std::uint64_t ring_bytes() const { return ring_bytes_; }
 
  private:
@@ -58,19 +63,37 @@ class Landing {
     std::unique_ptr<unsigned char[]> bytes;
     bool busy = false;
   };
-  bool on_device(std::uint32_t chunk) const;
-  unsigned char* where(std::uint32_t chunk) const;
+  // A destination of one tensor: the whole tensor at `data` (runs: one run over it), or a box's runs.
+  struct Target {
+    unsigned char* data = nullptr;
+    MemoryKind memory = MemoryKind::kHost;
+    std::vector<Run> runs;
+  };
+  // Where a chunk's read lands: straight into `to` (memory `memory`), or into a slot (null `to`).
+  struct Place {
+    unsigned char* to = nullptr;
+    MemoryKind memory = MemoryKind::kHost;
+  };
+  Place place(std::uint32_t chunk) const;
+  std::size_t take_slot(std::uint32_t chunk, bool staged);
+  void free_slot(std::uint32_t chunk) noexcept;
+  bool land_staged(std::uint32_t chunk, Slot& slot, bool check);
   void synchronize() noexcept;
 
   const Manifest& m_;
   transport::Transport& transport_;
-  std::vector<unsigned char*> dst_;  // by tensor
-  std::vector<MemoryKind> memory_;   // by tensor
+  std::vector<std::vector<Target>> targets_;  // by tensor
   struct DeviceState;
-  std::unique_ptr<DeviceState> dev_;                        // null without device destinations
-  std::vector<Slot> slots_;                                 // the bounce ring (inflight slots of chunk_bytes)
-  std::unordered_map<std::uint32_t, std::size_t> slot_of_;  // chunk -> its busy slot
+  std::unique_ptr<DeviceState> dev_;  // null without device destinations
+  std::vector<Slot> slots_;           // the ring (inflight slots of slot_bytes_), allocated on first use
+  std::uint64_t slot_bytes_ = 0;
+  struct Busy {
+    std::size_t slot = 0;
+    bool staged = false;  // a box chunk (else a device chunk bounced through the host)
+  };
+  std::unordered_map<std::uint32_t, Busy> slot_of_;  // chunk -> its busy slot
   std::uint64_t bounced_bytes_ = 0;
+  std::uint64_t staged_bytes_ = 0;
   std::uint64_t ring_bytes_ = 0;
 };
 

@@ -42,13 +42,9 @@ PlanReader::PlanReader(coord::Client& coordinator, transport::Transport& transpo
       verifier_(o.verify || o.relay ? o.verify_threads : 0) {
   state_.assign(m.chunks.size(), State::kUnwanted);
   source_of_.assign(m.chunks.size(), 0);
-  for (const auto& d : dests) {
-    require(d.tensor < m.tensors.size(), "destination tensor index out of range");
-    const auto& e = m.tensors[d.tensor];
-    for (std::uint32_t c = 0; c < e.num_chunks; ++c) order_.push_back(e.first_chunk + c);
-    total_bytes_ += e.spec.bytes();
-  }
-  std::sort(order_.begin(), order_.end());
+  order_ = wanted_chunks(m, dests);
+  for (const auto c : order_) total_bytes_ += m.chunks[c].length;
+  stats_.wanted_bytes = wanted_bytes(m, dests);
   for (const auto c : order_) state_[c] = State::kUnplanned;
   unplanned_ = remaining_ = order_.size();
   next_report_ = (order_.size() + 3) / 4;
@@ -73,6 +69,7 @@ std::optional<PullStats> PlanReader::run() {
   stats_.verify_seconds = trace_.verify_seconds();
   stats_.no_source_seconds = trace_.no_source_seconds();
   stats_.bounced_bytes = landing_.bounced_bytes();
+  stats_.staged_bytes = landing_.staged_bytes();
   return stats_;
 }
 
@@ -103,8 +100,11 @@ void PlanReader::loop() {
 
 bool PlanReader::plan_more() {
   if (unplanned_ == 0 || Clock::now() < next_plan_) return false;
-  // The failures behind this plan reach the coordinator first.
-  if (!results_.empty()) flush();
+  // The failures behind this plan reach the coordinator first, and so do the sources this reader
+  // is done with: a reader that waits for some chunks must not keep a source's child slot it no
+  // longer uses (K = 1: the reader that waits on it may hold the slot this one waits for; two
+  // readers of different boxes, neither relaying, would wait for each other until the deadline).
+  if (!results_.empty() || !release_.empty()) flush();
   coord::PlanRequest req;
   req.reader = self_;
   req.model = m_.model;

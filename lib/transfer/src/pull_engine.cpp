@@ -42,13 +42,11 @@ class PullRun {
         o_(o),
         trace_(o.trace, m, std::string(transport.name()), o.inflight),
         landing_(m, dests, o, transport) {
-    for (const auto& d : dests) {
-      require(d.tensor < m.tensors.size(), "destination tensor index out of range");
-      const auto& e = m.tensors[d.tensor];
-      for (std::uint32_t c = 0; c < e.num_chunks; ++c) queue_.push_back(e.first_chunk + c);
-      total_bytes_ += e.spec.bytes();
+    for (const auto c : wanted_chunks(m, dests)) {
+      queue_.push_back(c);
+      total_bytes_ += m.chunks[c].length;
     }
-    std::sort(queue_.begin(), queue_.end());
+    stats_.wanted_bytes = wanted_bytes(m, dests);
     remaining_ = queue_.size();
   }
 
@@ -94,6 +92,7 @@ class PullRun {
     stats_.verify_seconds = trace_.verify_seconds();
     stats_.no_source_seconds = trace_.no_source_seconds();
     stats_.bounced_bytes = landing_.bounced_bytes();
+    stats_.staged_bytes = landing_.staged_bytes();
     return stats_;
   }
 

@@ -166,6 +166,9 @@ struct PullResult {
   // Destinations in device memory: bytes staged through the host bounce ring (a data path that
   // cannot write device memory itself), the rest was written by the path directly.
   std::uint64_t bounced_bytes = 0;
+  // Box destinations (resharding): bytes read into a staging slot, verified there and copied out
+  // (chunks at a box's edges, or holding strided segments); the rest landed in place.
+  std::uint64_t staged_bytes = 0;
 };
 
 // One holder (reference) of a version.

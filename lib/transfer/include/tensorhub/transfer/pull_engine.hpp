@@ -49,6 +49,7 @@
 #include "tensorhub/core/log.hpp"
 #include "tensorhub/core/manifest.hpp"
 #include "tensorhub/core/trace.hpp"
+#include "tensorhub/transfer/box_runs.hpp"
 #include "tensorhub/transport/transport.hpp"
 
 namespace tensorhub::device {
@@ -86,6 +87,13 @@ struct Destination {
   // can_read_into device memory) or by host-to-device copies from a bounded bounce ring, and
   // verified on the device (landing.hpp).
   MemoryKind memory = MemoryKind::kHost;
+  // Resharding (box_runs.hpp): empty, the whole tensor goes to `data`; otherwise only the bytes
+  // these runs name, each to data + Run::dst. Several destinations may name one tensor (two
+  // destination boxes that meet one published box). A chunk that one segment holds whole is read
+  // straight into place; any other chunk (a box edge, a strided segment, two destinations) is
+  // read into a staging slot (one per read in flight), verified there and copied out. Such a pull
+  // must not relay (EngineOptions::relay false): its buffers do not hold whole chunks.
+  std::vector<Run> runs{};
 };
 
 struct EngineOptions {
@@ -141,6 +149,8 @@ struct PullStats {
   double verify_seconds = 0;         // computing checksums
   double no_source_seconds = 0;      // nothing assigned and nothing in flight (waiting for a holder)
   std::uint64_t bounced_bytes = 0;   // device destinations: bytes staged through the host bounce ring
+  std::uint64_t staged_bytes = 0;    // box destinations: bytes read into a staging slot and copied out
+  std::uint64_t wanted_bytes = 0;    // bytes the destinations asked for (box destinations: their runs)
   std::map<coord::WorkerId, SourceStats> sources;
 };
 
