@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/error.hpp"
@@ -45,8 +46,10 @@ Landing::Landing(const Manifest& m, std::span<const Destination> dests, const En
     }
   }
   if (slot_bytes_ > 0) {
-    slots_.resize(o.inflight);
-    ring_bytes_ = slot_bytes_ * o.inflight;
+    // Twice the reads in flight: staged chunks keep their slot while another thread verifies
+    // them (PlanReader posts a read that needs a slot only when one is free: can_read).
+    slots_.resize(2 * static_cast<std::size_t>(o.inflight));
+    ring_bytes_ = slot_bytes_ * slots_.size();
   }
   if (!device_memory) return;
   if (o.device == nullptr) {
@@ -116,16 +119,20 @@ transport::ReadOp Landing::read_op(std::uint32_t chunk, const std::string& endpo
   return op;
 }
 
+bool Landing::can_read(std::uint32_t chunk) const {
+  const Place p = place(chunk);
+  if (p.to != nullptr && p.memory != MemoryKind::kCuda) return true;  // straight into host memory
+  return std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.busy; });
+}
+
 const unsigned char* Landing::host_bytes(std::uint32_t chunk) const {
   if (slot_of_.count(chunk) != 0) return nullptr;
   const Place p = place(chunk);
   return p.memory == MemoryKind::kCuda ? nullptr : p.to;
 }
 
-bool Landing::land_staged(std::uint32_t chunk, Slot& slot, bool check) {
+void Landing::scatter(std::uint32_t chunk, const unsigned char* bytes) const {
   const auto& spec = m_.chunks[chunk];
-  const unsigned char* bytes = slot.bytes.get();
-  if (check && checksum64(m_.checksum_algorithm, bytes, spec.length) != spec.checksum) return false;
   bool to_device = false;
   for (const auto& t : targets_[spec.tensor]) {
     for_each_piece(t.runs, spec.offset, spec.offset + spec.length,
@@ -143,8 +150,42 @@ bool Landing::land_staged(std::uint32_t chunk, Slot& slot, bool check) {
     dev_->copied.record(dev_->stream);
     dev_->copied.synchronize();  // the slot is free again once the copies read it
   }
+}
+
+std::function<void()> Landing::host_scatter(std::uint32_t chunk) const {
+  const auto& ts = targets_[m_.chunks[chunk].tensor];
+  const auto* bytes = staged_slot(chunk);
+  if (bytes == nullptr ||
+      std::any_of(ts.begin(), ts.end(), [](const Target& t) { return t.memory == MemoryKind::kCuda; })) {
+    return {};
+  }
+  return [this, chunk, bytes] { scatter(chunk, bytes); };  // host memcpy only: safe on another thread
+}
+
+bool Landing::land_staged(std::uint32_t chunk, Slot& slot, bool check) {
+  const auto& spec = m_.chunks[chunk];
+  if (check && checksum64(m_.checksum_algorithm, slot.bytes.get(), spec.length) != spec.checksum) return false;
+  scatter(chunk, slot.bytes.get());
   staged_bytes_ += spec.length;
   return true;
+}
+
+const unsigned char* Landing::staged_slot(std::uint32_t chunk) const {
+  const auto it = slot_of_.find(chunk);
+  return it != slot_of_.end() && it->second.staged ? slots_[it->second.slot].bytes.get() : nullptr;
+}
+
+void Landing::finish_staged(std::uint32_t chunk, bool good, bool copied) {
+  const auto it = slot_of_.find(chunk);
+  require(it != slot_of_.end() && it->second.staged, "finish_staged of a chunk that is not staged");
+  try {
+    if (good && !copied) scatter(chunk, slots_[it->second.slot].bytes.get());
+    if (good) staged_bytes_ += m_.chunks[chunk].length;
+  } catch (...) {
+    free_slot(chunk);
+    throw;
+  }
+  free_slot(chunk);
 }
 
 bool Landing::land(std::uint32_t chunk, bool check) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -47,6 +48,20 @@ class Landing {
   // Where `chunk` (posted by read_op) lands in host memory when it is read there directly (a
   // host destination); null for a chunk of a device destination or one read into a slot.
   const unsigned char* host_bytes(std::uint32_t chunk) const;
+  // Whether the read of `chunk` can be posted now: it lands in place in host memory, or a slot is
+  // free (a device chunk may bounce, a box chunk may be staged).
+  bool can_read(std::uint32_t chunk) const;
+  // Where a chunk read into a staging slot (a box chunk) lies, to verify it on another thread;
+  // null for any other chunk. The slot stays the chunk's until finish_staged or release.
+  const unsigned char* staged_slot(std::uint32_t chunk) const;
+  // The copy of a staged chunk's pieces to its destinations, to run on the thread that verified
+  // it once its bytes matched (Verifier::submit's `then`); empty when a destination is device
+  // memory (copied by finish_staged on the pulling thread, on its stream) or the chunk is not
+  // staged.
+  std::function<void()> host_scatter(std::uint32_t chunk) const;
+  // A staged chunk was verified elsewhere: `good` and not `copied` yet (by host_scatter's task),
+  // its pieces are copied to their destinations; either way its slot is freed.
+  void finish_staged(std::uint32_t chunk, bool good, bool copied);
   // The read of `chunk` failed: frees its bounce slot.
   void release(std::uint32_t chunk) noexcept;
   // The read of `chunk` was abandoned (the transport may still write its slot): the slot is
@@ -78,6 +93,7 @@ class Landing {
   std::size_t take_slot(std::uint32_t chunk, bool staged);
   void free_slot(std::uint32_t chunk) noexcept;
   bool land_staged(std::uint32_t chunk, Slot& slot, bool check);
+  void scatter(std::uint32_t chunk, const unsigned char* bytes) const;
   void synchronize() noexcept;
 
   const Manifest& m_;

@@ -148,6 +148,7 @@ bool PlanReader::post_reads() {
     }
     auto& ready = ready_[cls];
     const auto c = *ready.begin();
+    if (!landing_.can_read(c)) break;  // every slot is busy: the verifier frees them
     ready.erase(ready.begin());
     const auto holder = source_of_[c];
     const auto& s = sources_.at(holder);
@@ -213,10 +214,16 @@ void PlanReader::landed_chunk(const Read& r, bool ok, const std::string& error) 
   }
   const bool check = o_.verify || o_.relay;
   const auto verify_start = EngineTrace::Steady::now();
-  if (const auto* bytes = landing_.host_bytes(r.chunk); check && bytes != nullptr && verifier_.async()) {
-    verifier_.submit(r.chunk, bytes, spec.length, m_.checksum_algorithm, spec.checksum);
-    verifying_.emplace(r.chunk, r);
-    return;
+  if (check && verifier_.async()) {
+    // A host chunk in place, or one in a staging slot (copied out once verified).
+    const auto* bytes = landing_.host_bytes(r.chunk);
+    std::function<void()> then;
+    if (bytes == nullptr && (bytes = landing_.staged_slot(r.chunk)) != nullptr) then = landing_.host_scatter(r.chunk);
+    if (bytes != nullptr) {
+      verifying_.emplace(r.chunk, Verifying{r, static_cast<bool>(then)});
+      verifier_.submit(r.chunk, bytes, spec.length, m_.checksum_algorithm, spec.checksum, std::move(then));
+      return;
+    }
   }
   const bool good = landing_.land(r.chunk, check);  // on the device for device destinations
   checked_chunk(r, check, good, verify_start);
@@ -228,8 +235,10 @@ bool PlanReader::collect_verified() {
   for (const auto& v : verified_) {
     const auto it = verifying_.find(v.chunk);
     require(it != verifying_.end(), "a verified chunk that was not submitted");
-    const Read r = it->second;
+    const Read r = it->second.read;
+    const bool copied = it->second.copies;
     verifying_.erase(it);
+    if (landing_.staged_slot(r.chunk) != nullptr) landing_.finish_staged(r.chunk, v.good, copied);
     checked_chunk(r, true, v.good, v.start, v.end);
   }
   return !verified_.empty();
@@ -303,6 +312,7 @@ void PlanReader::flush() {
 std::vector<PlanReader::Read> PlanReader::drain_after_error() noexcept {
   std::vector<Read> abandoned;
   verifier_.wait_idle();  // no check reads a destination any more; unchecked chunks are not held
+  for (const auto& [chunk, r] : verifying_) landing_.release(chunk);  // staged: never copied out
   verifying_.clear();
   try {
     const auto until = std::max(deadline_, Clock::now() + std::min<Clock::duration>(o_.deadline, kDrainGrace));

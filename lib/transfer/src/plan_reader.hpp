@@ -138,7 +138,11 @@ class PlanReader {
   EngineTrace trace_;
   PullStats stats_;
   // Landed host chunks being verified on the Verifier's threads.
-  std::unordered_map<std::uint32_t, Read> verifying_;
+  struct Verifying {
+    Read read;
+    bool copies = false;  // a staged chunk the verifier copies out once it matched
+  };
+  std::unordered_map<std::uint32_t, Verifying> verifying_;
   std::vector<Verifier::Result> verified_;
   Landing landing_;    // synchronizes the device stream when the reader goes
   Verifier verifier_;  // last: joined first, so no check reads a destination after the pull ends

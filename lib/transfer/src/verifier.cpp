@@ -1,5 +1,7 @@
 #include "verifier.hpp"
 
+#include <utility>
+
 namespace tensorhub::transfer {
 
 Verifier::Verifier(unsigned threads) {
@@ -18,10 +20,10 @@ Verifier::~Verifier() {
 }
 
 void Verifier::submit(std::uint32_t chunk, const unsigned char* data, std::uint64_t length, ChecksumAlgorithm algorithm,
-                      std::uint64_t expected) {
+                      std::uint64_t expected, std::function<void()> then) {
   {
     std::lock_guard lock(mu_);
-    queue_.push_back(Task{chunk, data, length, algorithm, expected});
+    queue_.push_back(Task{chunk, data, length, algorithm, expected, std::move(then)});
     ++pending_;
   }
   cv_.notify_one();
@@ -52,12 +54,19 @@ void Verifier::work() {
   for (;;) {
     cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
     if (stop_) return;
-    const Task t = queue_.front();
+    Task t = std::move(queue_.front());
     queue_.pop_front();
     ++running_;
     lock.unlock();
     const auto start = std::chrono::steady_clock::now();
-    const bool good = checksum64(t.algorithm, t.data, t.length) == t.expected;
+    bool good = checksum64(t.algorithm, t.data, t.length) == t.expected;
+    if (good && t.then) {
+      try {
+        t.then();
+      } catch (...) {
+        good = false;
+      }
+    }
     const auto end = std::chrono::steady_clock::now();
     lock.lock();
     --running_;

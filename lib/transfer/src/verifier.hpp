@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -34,9 +35,11 @@ class Verifier {
 
   bool async() const { return !workers_.empty(); }
   // Queues the check of `length` bytes at `data` (host memory, unchanged until the result is
-  // collected or wait_idle() returned) against `expected`.
+  // collected or wait_idle() returned) against `expected`. `then` (may be empty) runs on the
+  // worker right after a check that passed, before the result is handed back (a staged box
+  // chunk's copy to its destinations); an exception from it counts the chunk as bad.
   void submit(std::uint32_t chunk, const unsigned char* data, std::uint64_t length, ChecksumAlgorithm algorithm,
-              std::uint64_t expected);
+              std::uint64_t expected, std::function<void()> then = {});
   // Appends the results since the last call.
   void collect(std::vector<Result>& out);
   // Submitted and not collected yet.
@@ -51,6 +54,7 @@ class Verifier {
     std::uint64_t length;
     ChecksumAlgorithm algorithm;
     std::uint64_t expected;
+    std::function<void()> then;
   };
   void work();
 
