@@ -197,8 +197,8 @@ int run_reshard(const ReshardConfig& c, const Args& args, int rank) {
     for (const auto& a : args) cmd += " " + a;
     std::printf("# %s\n", cmd.c_str());
     table.print(stdout);
-    const auto staging = static_cast<std::uint64_t>(c.inflight) * parse_bytes(c.chunk);
-    std::printf("# reader: staging ring %s (inflight x chunk), peak RSS %.0f MiB\n", format_bytes(staging).c_str(),
+    const auto staging = 2 * static_cast<std::uint64_t>(c.inflight) * parse_bytes(c.chunk);
+    std::printf("# reader: staging ring %s (2 x inflight x chunk), peak RSS %.0f MiB\n", format_bytes(staging).c_str(),
                 peak_rss_mib());
     nlohmann::json j{{"benchmark", "reshard"},
                      {"command", cmd},
