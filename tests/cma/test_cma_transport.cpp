@@ -67,6 +67,40 @@ TEST_F(CmaTransportTest, ReadsAnotherProcessInChunksAndThreads) {
   EXPECT_TRUE(test::check_pattern(small.data(), h.part() + 800, 992, 3));
 }
 
+// A scattered read (ReadOp::pieces): 1000-byte pieces 3000 apart, more per call than one
+// process_vm_readv takes (1 MiB calls: 1049 pieces) and pieces cut by the call boundaries.
+TEST_F(CmaTransportTest, ScattersAReadIntoPieces) {
+  test::ForkedHolder h(4, 1, 5);
+  CmaOptions o;
+  o.chunk = 1 * kMiB;
+  CmaTransport reader(o);
+  EXPECT_TRUE(reader.can_scatter(h.endpoint(), h.descriptors()[0]));
+  const std::uint64_t n = 4 * kMiB;
+  ReadOp op{h.endpoint(), h.descriptors()[0], 0, nullptr, n, 9};
+  for (std::uint64_t at = 0; at < n; at += 1000)
+    op.pieces.push_back(Piece{at * 3 + 17, std::min<std::uint64_t>(1000, n - at)});
+  std::vector<unsigned char> dst(3 * n + 3017, 0xee);
+  op.dst = dst.data();
+  reader.post(op);
+  std::vector<Completion> done;
+  const auto end = Clock::now() + 30s;
+  while (done.empty() && Clock::now() < end) {
+    reader.poll(done);
+    std::this_thread::sleep_for(100us);
+  }
+  ASSERT_EQ(done.size(), 1u);
+  ASSERT_TRUE(done[0].ok) << done[0].error;
+  std::vector<unsigned char> back;
+  for (const auto& p : op.pieces) back.insert(back.end(), dst.begin() + p.offset, dst.begin() + p.offset + p.length);
+  EXPECT_TRUE(test::check_pattern(back.data(), 0, n, 5));
+  EXPECT_EQ(dst[17 + 1000], 0xee) << "a byte between pieces was written";
+  EXPECT_EQ(dst[16], 0xee);
+  // Pieces that do not add up to the read are refused before anything is read.
+  op.pieces.pop_back();
+  EXPECT_THROW(reader.post(op), ContractViolation);
+  EXPECT_EQ(reader.in_flight(), 0u);
+}
+
 TEST_F(CmaTransportTest, ReachesTheSameHostOnly) {
   CmaTransport t;
   EXPECT_EQ(t.name(), "cma");

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -131,6 +132,54 @@ TEST_P(MpiRmaRead, ReadsEveryChunkOfTheHoldersPool) {
       read_all(t, pub.descriptor, dst, 1000, 1000, 1);
       expect_pattern(dst, 1000);
       t.deallocate(dst);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  t.close();
+}
+
+// Scattered reads (ReadOp::pieces): equal pieces equally spaced (an hvector origin datatype),
+// and unequal ones (hindexed), each landing only where its pieces say.
+TEST_P(MpiRmaRead, ScattersAReadIntoPieces) {
+  MpiRmaTransport t(MPI_COMM_WORLD, "test", kPool, options_for(GetParam()));
+  constexpr std::uint64_t kBytes = 1ull << 20;
+  {
+    Published pub(t, kBytes);
+    if (world_rank() != kHolder) {
+      EXPECT_TRUE(t.can_scatter("mpi_rma:test:0", pub.descriptor));
+      std::vector<std::vector<Piece>> layouts(2);
+      for (std::uint64_t at = 0; at < kBytes; at += 1024) layouts[0].push_back(Piece{100 + at * 4, 1024});
+      for (std::uint64_t at = 0, k = 0; at < kBytes; ++k) {
+        const std::uint64_t n = std::min<std::uint64_t>(kBytes - at, 512 + (k * 97) % 3000);
+        layouts[1].push_back(Piece{7 + at * 2 + k, n});
+        at += n;
+      }
+      for (const auto& pieces : layouts) {
+        std::vector<unsigned char> dst(4 * kBytes + 4096, 0xee);
+        ReadOp op{"mpi_rma:test:0", pub.descriptor, 0, dst.data(), kBytes, 1};
+        op.pieces = pieces;
+        t.post(op);
+        std::vector<Completion> done;
+        while (done.empty()) t.poll(done);
+        ASSERT_TRUE(done[0].ok) << done[0].error;
+        std::vector<unsigned char> back;
+        std::vector<bool> inside(dst.size(), false);
+        for (const auto& p : pieces) {
+          back.insert(back.end(), dst.begin() + static_cast<std::ptrdiff_t>(p.offset),
+                      dst.begin() + static_cast<std::ptrdiff_t>(p.offset + p.length));
+          std::fill_n(inside.begin() + static_cast<std::ptrdiff_t>(p.offset), p.length, true);
+        }
+        expect_pattern(back.data(), kBytes);
+        std::uint64_t outside_written = 0;
+        for (std::size_t i = 0; i < dst.size(); ++i) outside_written += !inside[i] && dst[i] != 0xee ? 1 : 0;
+        EXPECT_EQ(outside_written, 0u) << "bytes outside the pieces were written";
+      }
+      ReadOp short_pieces{"mpi_rma:test:0", pub.descriptor, 0, nullptr, kBytes, 2};
+      short_pieces.pieces = {Piece{0, 10}};
+      std::vector<unsigned char> dst(16);
+      short_pieces.dst = dst.data();
+      EXPECT_THROW(t.post(short_pieces), ContractViolation);
+      EXPECT_EQ(t.in_flight(), 0u);
     }
     MPI_Barrier(MPI_COMM_WORLD);
   }

@@ -93,12 +93,16 @@ class TickTransport final : public transport::Transport {
   std::function<void()> tick;
   std::function<void(const transport::ReadOp&)> on_post;  // may be empty
   std::vector<transport::ReadOp> posted;                  // every read asked for, in order
+  bool scatter = true;                                    // can_scatter's answer
 
   std::string_view name() const override { return inner_.name(); }
   const std::string& endpoint() const override { return inner_.endpoint(); }
   bool reaches(std::string_view e) const override { return inner_.reaches(e); }
   std::unique_ptr<transport::Exposure> expose(std::span<const transport::MemoryRange> r) override {
     return inner_.expose(r);
+  }
+  bool can_scatter(std::string_view e, std::string_view d) const override {
+    return scatter && inner_.can_scatter(e, d);
   }
   void post(const transport::ReadOp& op) override {
     posted.push_back(op);

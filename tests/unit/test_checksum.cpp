@@ -132,5 +132,26 @@ TEST(Checksum, HashShardOnThreadsEqualsDescribeShard) {
   EXPECT_LE(default_hash_threads(), usable_cpus());
 }
 
+// Bytes fed in pieces hash like the same bytes back to back (a chunk that landed scattered),
+// for both algorithms and pieces of every size (XXH3's internal blocks are 64 bytes and 1 KiB).
+TEST(Checksum, AStreamOfPiecesEqualsTheWholeRange) {
+  const auto data = pattern(3 * 4096 + 77);
+  for (const auto a : {ChecksumAlgorithm::kXxh3_64, ChecksumAlgorithm::kXxh64}) {
+    const auto whole = checksum64(a, data.data(), data.size());
+    for (const std::size_t piece :
+         {std::size_t{1}, std::size_t{63}, std::size_t{240}, std::size_t{1000}, std::size_t{4096}, data.size()}) {
+      ChecksumStream s(a);
+      for (std::size_t at = 0; at < data.size(); at += piece)
+        s.update(data.data() + at, std::min(piece, data.size() - at));
+      EXPECT_EQ(s.digest(), whole) << checksum_algorithm_name(a) << " in pieces of " << piece;
+    }
+    ChecksumStream empty(a);
+    EXPECT_EQ(empty.digest(), checksum64(a, data.data(), 0));
+    ChecksumStream other(a);
+    other.update(data.data() + 1, data.size() - 1);
+    EXPECT_NE(other.digest(), whole);
+  }
+}
+
 }  // namespace
 }  // namespace tensorhub

@@ -62,6 +62,66 @@ TEST_F(PullEngineRuns, StridedSegmentsAndTwoDestinationsOfOneTensor) {
   EXPECT_EQ(stats.staged_bytes, 15 * kChunk) << "every chunk holds several segments";
 }
 
+// A row-parallel box: every byte of the source goes to the destination, in rows of 1000 bytes
+// 4000 apart (its columns are a quarter of the reader's).
+const std::vector<transfer::Run> kRows{transfer::Run{0, 1000, 1000, kChunks* kChunk / 1000, 1000, 4000}};
+
+TEST_F(PullEngineRuns, AChunkThatFillsStridedRowsIsReadStraightIntoThem) {
+  client_.on_plan = [&](const coord::PlanRequest& r) { return all_from(r, source(kOrigin, origin_region_)); };
+  std::vector<unsigned char> out(4000 * (kChunks * kChunk / 1000) + 4000, 0);
+  const auto stats = pull_runs({Destination{0, out.data(), MemoryKind::kHost, kRows}});
+  EXPECT_EQ(out, expected(kRows, out.size()));
+  // The run's 65 rows end 536 bytes into the last chunk: that one is an edge, staged.
+  EXPECT_EQ(stats.scattered_bytes, (kChunks - 1) * kChunk);
+  EXPECT_EQ(stats.staged_bytes, kChunk);
+  std::size_t scattered = 0;
+  for (const auto& op : reader_.posted) {
+    if (op.pieces.empty()) continue;
+    ++scattered;
+    std::uint64_t sum = 0;
+    for (const auto& p : op.pieces) sum += p.length;
+    EXPECT_EQ(sum, op.length);
+    EXPECT_EQ(op.dst, out.data()) << "pieces are offsets into the destination";
+  }
+  EXPECT_EQ(scattered, kChunks - 1);
+}
+
+TEST_F(PullEngineRuns, WithoutScatterReadsTheSameChunksAreStaged) {
+  client_.on_plan = [&](const coord::PlanRequest& r) { return all_from(r, source(kOrigin, origin_region_)); };
+  std::vector<unsigned char> out(4000 * (kChunks * kChunk / 1000) + 4000, 0);
+  o_.scatter_reads = false;
+  auto stats = pull_runs({Destination{0, out.data(), MemoryKind::kHost, kRows}});
+  EXPECT_EQ(out, expected(kRows, out.size()));
+  EXPECT_EQ(stats.scattered_bytes, 0u);
+  EXPECT_EQ(stats.staged_bytes, kChunks * kChunk);
+  // A path that cannot scatter: the same.
+  o_.scatter_reads = true;
+  reader_.scatter = false;
+  std::fill(out.begin(), out.end(), 0);
+  stats = pull_runs({Destination{0, out.data(), MemoryKind::kHost, kRows}});
+  EXPECT_EQ(out, expected(kRows, out.size()));
+  EXPECT_EQ(stats.staged_bytes, kChunks * kChunk);
+}
+
+TEST_F(PullEngineRuns, ACorruptScatteredChunkIsCaughtAndReadAgain) {
+  for (const std::uint32_t threads : {0u, 2u}) {  // verified inline, and on the verifier threads
+    SCOPED_TRACE(threads);
+    client_.plans.clear();
+    o_.verify_threads = threads;
+    client_.on_plan = [&](const coord::PlanRequest& r) {
+      if (client_.plans.size() == 1) return all_from(r, source(kBad, corrupt_region_));
+      return all_from(r, source(kOrigin, origin_region_));
+    };
+    std::vector<unsigned char> out(4000 * (kChunks * kChunk / 1000) + 4000, 0);
+    const auto stats = pull_runs({Destination{0, out.data(), MemoryKind::kHost, kRows}});
+    EXPECT_EQ(out, expected(kRows, out.size()));
+    EXPECT_EQ(stats.checksum_mismatches, 1u);
+    EXPECT_EQ(stats.scattered_bytes, (kChunks - 1) * kChunk) << "the corrupt chunk counts once, when good";
+    ASSERT_EQ(client_.plans.size(), 2u);
+    EXPECT_EQ(client_.plans[1].exclude, std::vector<WorkerId>{kBad});
+  }
+}
+
 TEST_F(PullEngineRuns, ACorruptEdgeChunkNeverReachesTheDestinationAndIsReadAgain) {
   client_.on_plan = [&](const coord::PlanRequest& r) {
     if (client_.plans.size() == 1) return all_from(r, source(kBad, corrupt_region_));
@@ -108,6 +168,11 @@ TEST_F(PullEngineRuns, AcquireModeReadsTheSameWay) {
   const auto stats = pull_runs({Destination{0, out.data(), MemoryKind::kHost, runs}});
   EXPECT_EQ(out, expected(runs, out.size()));
   EXPECT_EQ(stats.bytes, 15 * kChunk);
+  // Rows that fill whole chunks land scattered, verified inline.
+  std::vector<unsigned char> rows(4000 * (kChunks * kChunk / 1000) + 4000, 0);
+  const auto scattered = pull_runs({Destination{0, rows.data(), MemoryKind::kHost, kRows}});
+  EXPECT_EQ(rows, expected(kRows, rows.size()));
+  EXPECT_EQ(scattered.scattered_bytes, (kChunks - 1) * kChunk);
 }
 
 TEST_F(PullEngineRuns, ASourceItIsDoneWithIsReleasedBeforeItAsksAgain) {

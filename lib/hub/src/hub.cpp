@@ -36,6 +36,7 @@ HubOptions with_environment(HubOptions o) {
   if (o.metrics_address.empty()) o.metrics_address = env::text("TENSORHUB_METRICS").value_or("");
   if (o.device.empty()) o.device = env::text("TENSORHUB_DEVICE").value_or("");
   if (o.plan) o.plan = env::flag("TENSORHUB_PLAN").value_or(true);
+  if (o.scatter_reads) o.scatter_reads = env::flag("TENSORHUB_SCATTER_READS").value_or(true);
   return o;
 }
 

@@ -214,6 +214,7 @@ std::unique_ptr<PullJob> Puller::prepare(const std::string& model, const Version
   eo.deadline = options.deadline.value_or(ctx_.options.pull_deadline);
   eo.trace = ctx_.trace;
   eo.plan = ctx_.options.plan;
+  eo.scatter_reads = ctx_.options.scatter_reads;
   eo.progress_bytes = job->ref.progress ? job->ref.progress->data() : nullptr;
   const bool box_on_device = std::any_of(job->boxes.begin(), job->boxes.end(),
                                          [](const transfer::Destination& d) { return d.memory == MemoryKind::kCuda; });
@@ -275,6 +276,7 @@ PullResult Puller::finish(PullJob& job, std::exception_ptr error) {
   result.plan_calls = job.stats.plan_calls;
   result.bounced_bytes = job.stats.bounced_bytes;
   result.staged_bytes = job.stats.staged_bytes;
+  result.scattered_bytes = job.stats.scattered_bytes;
   return result;
 }
 

@@ -20,6 +20,9 @@ class Lane final : public transport::Transport {
   bool can_read_into(std::string_view endpoint, std::string_view descriptor, MemoryKind dst) const override {
     return shared_.can_read_into(endpoint, descriptor, dst);
   }
+  bool can_scatter(std::string_view endpoint, std::string_view descriptor) const override {
+    return shared_.can_scatter(endpoint, descriptor);
+  }
   void post(const transport::ReadOp& op) override { shared_.post_on(id_, op); }
   void poll(std::vector<transport::Completion>& out) override { shared_.poll_on(id_, out); }
   std::size_t in_flight() const override { return shared_.in_flight_on(id_); }
@@ -58,6 +61,11 @@ bool SharedTransport::can_expose(const transport::MemoryRange& range) const {
 bool SharedTransport::can_read_into(std::string_view endpoint, std::string_view descriptor, MemoryKind dst) const {
   std::lock_guard lock(mu_);
   return inner_->can_read_into(endpoint, descriptor, dst);
+}
+
+bool SharedTransport::can_scatter(std::string_view endpoint, std::string_view descriptor) const {
+  std::lock_guard lock(mu_);
+  return inner_->can_scatter(endpoint, descriptor);
 }
 
 void SharedTransport::post_on(std::uint64_t lane, const transport::ReadOp& op) {

@@ -33,6 +33,7 @@ class SharedTransport final : public transport::Transport {
   std::unique_ptr<transport::Exposure> expose(std::span<const transport::MemoryRange> ranges) override;
   bool can_expose(const transport::MemoryRange& range) const override;
   bool can_read_into(std::string_view endpoint, std::string_view descriptor, MemoryKind dst) const override;
+  bool can_scatter(std::string_view endpoint, std::string_view descriptor) const override;
   // Lane 0's reads.
   void post(const transport::ReadOp& op) override { post_on(0, op); }
   void poll(std::vector<transport::Completion>& out) override { poll_on(0, out); }

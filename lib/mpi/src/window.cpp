@@ -62,21 +62,23 @@ void Window::unlock_all() {
   check(MPI_Win_unlock_all(win_), "MPI_Win_unlock_all");
 }
 
-MPI_Request Window::rget(void* dst, std::size_t bytes, int target, MPI_Aint disp) {
+MPI_Request Window::rget(void* dst, std::size_t bytes, int target, MPI_Aint disp, MPI_Datatype origin) {
   require(bytes <= (1ull << 30), "rget larger than 1 GiB");
   MPI_Request req = MPI_REQUEST_NULL;
   const int n = static_cast<int>(bytes);
-  check(MPI_Rget(dst, n, MPI_BYTE, target, disp, n, MPI_BYTE, win_, &req),
+  const bool scattered = origin != MPI_DATATYPE_NULL;
+  check(MPI_Rget(dst, scattered ? 1 : n, scattered ? origin : MPI_BYTE, target, disp, n, MPI_BYTE, win_, &req),
         "MPI_Rget of " + std::to_string(bytes) + " bytes from rank " + std::to_string(target));
   return req;
 }
 
-void Window::get(void* dst, std::size_t bytes, int target, MPI_Aint disp) {
+void Window::get(void* dst, std::size_t bytes, int target, MPI_Aint disp, MPI_Datatype origin) {
   require(bytes <= (1ull << 30), "get larger than 1 GiB");
   const int n = static_cast<int>(bytes);
-  check(MPI_Get(dst, n, MPI_BYTE, target, disp, n, MPI_BYTE, win_), "MPI_Get of " + std::to_string(bytes) +
-                                                                        " bytes from rank " + std::to_string(target) +
-                                                                        " at displacement " + std::to_string(disp));
+  const bool scattered = origin != MPI_DATATYPE_NULL;
+  check(MPI_Get(dst, scattered ? 1 : n, scattered ? origin : MPI_BYTE, target, disp, n, MPI_BYTE, win_),
+        "MPI_Get of " + std::to_string(bytes) + " bytes from rank " + std::to_string(target) + " at displacement " +
+            std::to_string(disp));
 }
 
 int Window::flush(int target) noexcept { return MPI_Win_flush(target, win_); }

@@ -54,6 +54,7 @@ py::dict to_dict(const PullResult& r) {
   d["file_bytes"] = r.file_bytes;
   d["local_bytes"] = r.local_bytes;
   d["staged_bytes"] = r.staged_bytes;
+  d["scattered_bytes"] = r.scattered_bytes;
   return d;
 }
 

@@ -73,6 +73,7 @@ class PullResult:
     file_bytes: int
     local_bytes: int
     staged_bytes: int  # box destinations: read into a staging slot, verified, copied out
+    scattered_bytes: int  # box destinations: read straight into strided rows of the destination
     tensors: dict[str, Any]
 
     @property

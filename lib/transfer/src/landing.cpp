@@ -7,6 +7,7 @@
 #include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/device/device.hpp"
+#include "verifier.hpp"
 
 namespace tensorhub::transfer {
 
@@ -21,7 +22,7 @@ struct Landing::DeviceState {
 
 Landing::Landing(const Manifest& m, std::span<const Destination> dests, const EngineOptions& o,
                  transport::Transport& transport)
-    : m_(m), transport_(transport) {
+    : m_(m), transport_(transport), scatter_reads_(o.scatter_reads) {
   targets_.resize(m.tensors.size());
   bool device_memory = false;
   for (const auto& d : dests) {
@@ -84,6 +85,48 @@ Landing::Place Landing::place(std::uint32_t chunk) const {
   return Place{ts.front().data + *at, ts.front().memory};
 }
 
+std::vector<transport::Piece> Landing::scatter_pieces(std::uint32_t chunk) const {
+  const auto& spec = m_.chunks[chunk];
+  const auto& ts = targets_[spec.tensor];
+  if (ts.size() != 1 || ts.front().memory == MemoryKind::kCuda) return {};
+  std::vector<std::pair<std::uint64_t, transport::Piece>> found;  // (source offset, piece)
+  for_each_piece(ts.front().runs, spec.offset, spec.offset + spec.length,
+                 [&](std::uint64_t src, std::uint64_t dst, std::uint64_t len) {
+                   found.emplace_back(src, transport::Piece{dst, len});
+                 });
+  if (found.size() < 2 || spec.length / found.size() < kMinScatterPiece) return {};
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // The pieces must be every byte of the chunk, in order (a read scatters all it reads).
+  std::vector<transport::Piece> out;
+  out.reserve(found.size());
+  std::uint64_t at = spec.offset;
+  for (const auto& [src, piece] : found) {
+    if (src != at) return {};
+    at += piece.length;
+    if (!out.empty() && out.back().offset + out.back().length == piece.offset) {
+      out.back().length += piece.length;  // contiguous in the destination too
+    } else {
+      out.push_back(piece);
+    }
+  }
+  if (at != spec.offset + spec.length || out.size() < 2) return {};
+  return out;
+}
+
+bool Landing::scatters(std::uint32_t chunk, const std::string& endpoint, const std::string& descriptor) const {
+  return scatter_reads_ && transport_.can_scatter(endpoint, descriptor) && !scatter_pieces(chunk).empty();
+}
+
+std::optional<Landing::Scattered> Landing::scattered(std::uint32_t chunk) const {
+  const auto it = scattered_.find(chunk);
+  if (it == scattered_.end()) return std::nullopt;
+  return Scattered{targets_[m_.chunks[chunk].tensor].front().data, &it->second};
+}
+
+void Landing::finish_scattered(std::uint32_t chunk, bool good) noexcept {
+  if (scattered_.erase(chunk) != 0 && good) scattered_bytes_ += m_.chunks[chunk].length;
+}
+
 std::size_t Landing::take_slot(std::uint32_t chunk, bool staged) {
   const auto free = std::find_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.busy; });
   require(free != slots_.end(), "a slot for every read in flight");
@@ -107,6 +150,14 @@ transport::ReadOp Landing::read_op(std::uint32_t chunk, const std::string& endpo
   const Place p = place(chunk);
   transport::ReadOp op{endpoint, descriptor, offset, p.to, spec.length, 0};
   if (p.to == nullptr) {
+    if (scatter_reads_ && transport_.can_scatter(endpoint, descriptor)) {
+      if (auto pieces = scatter_pieces(chunk); !pieces.empty()) {
+        op.dst = targets_[spec.tensor].front().data;
+        op.pieces = pieces;
+        scattered_[chunk] = std::move(pieces);
+        return op;
+      }
+    }
     op.dst = slots_[take_slot(chunk, true)].bytes.get();
     return op;
   }
@@ -119,14 +170,15 @@ transport::ReadOp Landing::read_op(std::uint32_t chunk, const std::string& endpo
   return op;
 }
 
-bool Landing::can_read(std::uint32_t chunk) const {
+bool Landing::can_read(std::uint32_t chunk, const std::string& endpoint, const std::string& descriptor) const {
   const Place p = place(chunk);
   if (p.to != nullptr && p.memory != MemoryKind::kCuda) return true;  // straight into host memory
-  return std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.busy; });
+  if (std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.busy; })) return true;
+  return p.to == nullptr && scatters(chunk, endpoint, descriptor);
 }
 
 const unsigned char* Landing::host_bytes(std::uint32_t chunk) const {
-  if (slot_of_.count(chunk) != 0) return nullptr;
+  if (slot_of_.count(chunk) != 0 || scattered_.count(chunk) != 0) return nullptr;
   const Place p = place(chunk);
   return p.memory == MemoryKind::kCuda ? nullptr : p.to;
 }
@@ -190,6 +242,12 @@ void Landing::finish_staged(std::uint32_t chunk, bool good, bool copied) {
 
 bool Landing::land(std::uint32_t chunk, bool check) {
   const auto& spec = m_.chunks[chunk];
+  if (const auto it = scattered_.find(chunk); it != scattered_.end()) {
+    const bool good = !check || scattered_checksum(m_.checksum_algorithm, targets_[spec.tensor].front().data,
+                                                   it->second) == spec.checksum;
+    finish_scattered(chunk, good);
+    return good;
+  }
   if (const auto it = slot_of_.find(chunk); it != slot_of_.end()) {
     Slot& slot = slots_[it->second.slot];
     const bool staged = it->second.staged;
@@ -218,9 +276,13 @@ bool Landing::land(std::uint32_t chunk, bool check) {
   return sums.size() == 1 && sums.front() == spec.checksum;
 }
 
-void Landing::release(std::uint32_t chunk) noexcept { free_slot(chunk); }
+void Landing::release(std::uint32_t chunk) noexcept {
+  free_slot(chunk);
+  scattered_.erase(chunk);
+}
 
 void Landing::abandon(std::uint32_t chunk) noexcept {
+  scattered_.erase(chunk);  // its pieces are the destination's own bytes: nothing to keep
   if (const auto it = slot_of_.find(chunk); it != slot_of_.end()) {
     // The transport may still write it: leak the slot's bytes and never hand it out again.
     (void)slots_[it->second.slot].bytes.release();

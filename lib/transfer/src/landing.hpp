@@ -7,7 +7,10 @@
 // chunk), so the host never touches device bytes. Box destinations (Destination::runs): a chunk
 // one segment holds whole lands like a whole tensor's; any other chunk is read into a slot of the
 // same ring (staged), verified there, on the host, as the bytes that came off the wire, and only
-// then its pieces are copied to their destinations (host-to-device copies for device memory). A
+// then its pieces are copied to their destinations (host-to-device copies for device memory) --
+// except a chunk whose bytes all go to one host destination in pieces of kMinScatterPiece bytes
+// or more on average (a row-parallel box's rows): where the path can scatter a read
+// (Transport::can_scatter) it lands straight in those pieces and is verified there (scattered). A
 // chunk counts as held only after land() said so. The destructor synchronizes the stream: no
 // device write of this pull is pending once the engine returns (errors and cancels included).
 #pragma once
@@ -50,7 +53,20 @@ class Landing {
   const unsigned char* host_bytes(std::uint32_t chunk) const;
   // Whether the read of `chunk` can be posted now: it lands in place in host memory, or a slot is
   // free (a device chunk may bounce, a box chunk may be staged).
-  bool can_read(std::uint32_t chunk) const;
+  bool can_read(std::uint32_t chunk, const std::string& endpoint, const std::string& descriptor) const;
+  // A chunk read scattered (read_op gave its ReadOp pieces): where its bytes lie, to verify them
+  // (scattered_checksum); nullopt for any other chunk. Its entry stays until finish_scattered or
+  // release.
+  struct Scattered {
+    const unsigned char* base = nullptr;
+    const std::vector<transport::Piece>* pieces = nullptr;
+  };
+  std::optional<Scattered> scattered(std::uint32_t chunk) const;
+  // A scattered chunk was verified elsewhere (or not verified: good): counts it and forgets it.
+  void finish_scattered(std::uint32_t chunk, bool good) noexcept;
+  // Average piece below which a chunk is staged rather than scattered: per-piece costs of the
+  // paths (an Rget's datatype segments, iovecs) outweigh the staging copy there.
+  static constexpr std::uint64_t kMinScatterPiece = 512;
   // Where a chunk read into a staging slot (a box chunk) lies, to verify it on another thread;
   // null for any other chunk. The slot stays the chunk's until finish_staged or release.
   const unsigned char* staged_slot(std::uint32_t chunk) const;
@@ -71,6 +87,8 @@ class Landing {
   std::uint64_t bounced_bytes() const { return bounced_bytes_; }
   // Bytes read into a slot for box destinations and copied out so far.
   std::uint64_t staged_bytes() const { return staged_bytes_; }
+  // Bytes read straight into strided destination pieces so far.
+  std::uint64_t scattered_bytes() const { return scattered_bytes_; }
   std::uint64_t ring_bytes() const { return ring_bytes_; }
 
  private:
@@ -90,6 +108,10 @@ class Landing {
     MemoryKind memory = MemoryKind::kHost;
   };
   Place place(std::uint32_t chunk) const;
+  // The pieces of the one host destination `chunk` would land in scattered; empty when it cannot
+  // (several destinations, device memory, bytes no destination wants, pieces too small).
+  std::vector<transport::Piece> scatter_pieces(std::uint32_t chunk) const;
+  bool scatters(std::uint32_t chunk, const std::string& endpoint, const std::string& descriptor) const;
   std::size_t take_slot(std::uint32_t chunk, bool staged);
   void free_slot(std::uint32_t chunk) noexcept;
   bool land_staged(std::uint32_t chunk, Slot& slot, bool check);
@@ -110,7 +132,10 @@ class Landing {
   std::unordered_map<std::uint32_t, Busy> slot_of_;  // chunk -> its busy slot
   std::uint64_t bounced_bytes_ = 0;
   std::uint64_t staged_bytes_ = 0;
+  std::uint64_t scattered_bytes_ = 0;
   std::uint64_t ring_bytes_ = 0;
+  bool scatter_reads_ = true;
+  std::unordered_map<std::uint32_t, std::vector<transport::Piece>> scattered_;  // chunk -> pieces, while read
 };
 
 }  // namespace tensorhub::transfer

@@ -70,6 +70,7 @@ std::optional<PullStats> PlanReader::run() {
   stats_.no_source_seconds = trace_.no_source_seconds();
   stats_.bounced_bytes = landing_.bounced_bytes();
   stats_.staged_bytes = landing_.staged_bytes();
+  stats_.scattered_bytes = landing_.scattered_bytes();
   return stats_;
 }
 
@@ -148,11 +149,12 @@ bool PlanReader::post_reads() {
     }
     auto& ready = ready_[cls];
     const auto c = *ready.begin();
-    if (!landing_.can_read(c)) break;  // every slot is busy: the verifier frees them
-    ready.erase(ready.begin());
     const auto holder = source_of_[c];
     const auto& s = sources_.at(holder);
     const auto& spec = m_.chunks[c];
+    // Every slot is busy: the verifier frees them.
+    if (!landing_.can_read(c, s.info.endpoint, s.info.regions[spec.tensor])) break;
+    ready.erase(ready.begin());
     state_[c] = State::kReading;
     ++reading_;
     ++reading_class_[cls];
@@ -224,6 +226,11 @@ void PlanReader::landed_chunk(const Read& r, bool ok, const std::string& error) 
       verifier_.submit(r.chunk, bytes, spec.length, m_.checksum_algorithm, spec.checksum, std::move(then));
       return;
     }
+    if (const auto sc = landing_.scattered(r.chunk)) {  // landed in the pieces of a strided box
+      verifying_.emplace(r.chunk, Verifying{r, false});
+      verifier_.submit(r.chunk, sc->base, *sc->pieces, m_.checksum_algorithm, spec.checksum);
+      return;
+    }
   }
   const bool good = landing_.land(r.chunk, check);  // on the device for device destinations
   checked_chunk(r, check, good, verify_start);
@@ -239,6 +246,7 @@ bool PlanReader::collect_verified() {
     const bool copied = it->second.copies;
     verifying_.erase(it);
     if (landing_.staged_slot(r.chunk) != nullptr) landing_.finish_staged(r.chunk, v.good, copied);
+    landing_.finish_scattered(r.chunk, v.good);
     checked_chunk(r, true, v.good, v.start, v.end);
   }
   return !verified_.empty();

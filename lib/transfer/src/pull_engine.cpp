@@ -93,6 +93,7 @@ class PullRun {
     stats_.no_source_seconds = trace_.no_source_seconds();
     stats_.bounced_bytes = landing_.bounced_bytes();
     stats_.staged_bytes = landing_.staged_bytes();
+    stats_.scattered_bytes = landing_.scattered_bytes();
     return stats_;
   }
 

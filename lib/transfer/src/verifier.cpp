@@ -23,10 +23,27 @@ void Verifier::submit(std::uint32_t chunk, const unsigned char* data, std::uint6
                       std::uint64_t expected, std::function<void()> then) {
   {
     std::lock_guard lock(mu_);
-    queue_.push_back(Task{chunk, data, length, algorithm, expected, std::move(then)});
+    queue_.push_back(Task{chunk, data, length, algorithm, expected, std::move(then), {}});
     ++pending_;
   }
   cv_.notify_one();
+}
+
+void Verifier::submit(std::uint32_t chunk, const unsigned char* base, std::vector<transport::Piece> pieces,
+                      ChecksumAlgorithm algorithm, std::uint64_t expected) {
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back(Task{chunk, base, 0, algorithm, expected, {}, std::move(pieces)});
+    ++pending_;
+  }
+  cv_.notify_one();
+}
+
+std::uint64_t scattered_checksum(ChecksumAlgorithm algorithm, const unsigned char* base,
+                                 std::span<const transport::Piece> pieces) {
+  ChecksumStream sum(algorithm);
+  for (const auto& p : pieces) sum.update(base + p.offset, p.length);
+  return sum.digest();
 }
 
 void Verifier::collect(std::vector<Result>& out) {
@@ -59,7 +76,13 @@ void Verifier::work() {
     ++running_;
     lock.unlock();
     const auto start = std::chrono::steady_clock::now();
-    bool good = checksum64(t.algorithm, t.data, t.length) == t.expected;
+    bool good = false;
+    try {
+      good = (t.pieces.empty() ? checksum64(t.algorithm, t.data, t.length)
+                               : scattered_checksum(t.algorithm, t.data, t.pieces)) == t.expected;
+    } catch (...) {
+      good = false;
+    }
     if (good && t.then) {
       try {
         t.then();

@@ -12,10 +12,12 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
 #include "tensorhub/core/checksum.hpp"
+#include "tensorhub/transport/transport.hpp"
 
 namespace tensorhub::transfer {
 
@@ -40,6 +42,9 @@ class Verifier {
   // chunk's copy to its destinations); an exception from it counts the chunk as bad.
   void submit(std::uint32_t chunk, const unsigned char* data, std::uint64_t length, ChecksumAlgorithm algorithm,
               std::uint64_t expected, std::function<void()> then = {});
+  // The same for a chunk that landed scattered: its bytes are the pieces at `base`, in order.
+  void submit(std::uint32_t chunk, const unsigned char* base, std::vector<transport::Piece> pieces,
+              ChecksumAlgorithm algorithm, std::uint64_t expected);
   // Appends the results since the last call.
   void collect(std::vector<Result>& out);
   // Submitted and not collected yet.
@@ -55,6 +60,7 @@ class Verifier {
     ChecksumAlgorithm algorithm;
     std::uint64_t expected;
     std::function<void()> then;
+    std::vector<transport::Piece> pieces;  // empty: [data, + length)
   };
   void work();
 
@@ -68,5 +74,9 @@ class Verifier {
   bool stop_ = false;
   std::vector<std::thread> workers_;
 };
+
+// The checksum of a scattered chunk's pieces at `base`, in order.
+std::uint64_t scattered_checksum(ChecksumAlgorithm algorithm, const unsigned char* base,
+                                 std::span<const transport::Piece> pieces);
 
 }  // namespace tensorhub::transfer

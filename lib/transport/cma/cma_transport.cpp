@@ -110,6 +110,7 @@ void CmaTransport::post(const ReadOp& op) {
                          " past the end of a " + std::to_string(d.bytes) + "-byte region");
   }
   if (op.length > 0 && op.dst == nullptr) throw TransportError("cma: read into a null destination");
+  if (!op.pieces.empty()) require_pieces_cover(op, "cma");
   reads_->post(op.endpoint, e, d, op);
 }
 

@@ -70,6 +70,8 @@ class CmaTransport final : public Transport {
   // Throws TransportError for a malformed endpoint or descriptor, a holder on another host or
   // pid namespace, or a read past the end of the region; the holder's failures end as
   // completions.
+  // Scattered reads: the pieces are the local iovecs of process_vm_readv.
+  bool can_scatter(std::string_view endpoint, std::string_view) const override { return reaches(endpoint); }
   void post(const ReadOp& op) override;
   void poll(std::vector<Completion>& out) override;
   std::size_t in_flight() const override;

@@ -58,6 +58,7 @@ void Reads::post(const std::string& endpoint_text, const EndpointText& endpoint,
   job.remote = d.address + op.offset;
   job.dst = op.dst;
   job.length = op.length;
+  job.pieces = op.pieces;
   job.slot = d.slot;
   job.generation = d.generation;
   job.tag = op.tag;
@@ -119,6 +120,9 @@ std::string Reads::copy(const Job& job) {
   if (auto e = h.read(nullptr, 0, 0, job.slot, generation); !e.empty()) return e;
   if (generation != job.generation) return withdrawn();
   auto* dst = static_cast<unsigned char*>(job.dst);
+  std::size_t piece = 0;  // scattered: the cursor
+  std::uint64_t within = 0;
+  std::vector<iovec> local;
   for (std::uint64_t off = 0; off < job.length;) {
     {
       const std::lock_guard lock(mutex_);
@@ -128,13 +132,37 @@ std::string Reads::copy(const Job& job) {
       return "holder " + h.label() + ": read deadline (" + std::to_string(deadline_.count()) + " ms) expired";
     }
     if (!h.alive()) return h.why_dead();
-    const std::uint64_t n = std::min(chunk_, job.length - off);
-    if (auto e = h.read(dst + off, job.remote + off, n, job.slot, generation); !e.empty()) return e;
+    std::uint64_t n = 0;
+    if (job.pieces.empty()) {
+      n = std::min(chunk_, job.length - off);
+      if (auto e = h.read(dst + off, job.remote + off, n, job.slot, generation); !e.empty()) return e;
+    } else {
+      n = gather(job, piece, within, local);
+      if (auto e = h.read(local, job.remote + off, n, job.slot, generation); !e.empty()) return e;
+    }
     if (generation != job.generation) return withdrawn();
     if (!h.alive()) return h.why_dead();
     off += n;
   }
   return {};
+}
+
+std::uint64_t Reads::gather(const Job& job, std::size_t& piece, std::uint64_t& within, std::vector<iovec>& out) const {
+  out.clear();
+  std::uint64_t n = 0;
+  auto* dst = static_cast<unsigned char*>(job.dst);
+  while (piece < job.pieces.size() && out.size() < Holder::kMaxLocalPieces && n < chunk_) {
+    const auto& p = job.pieces[piece];
+    const std::uint64_t take = std::min(p.length - within, chunk_ - n);
+    if (take > 0) out.push_back(iovec{dst + p.offset + within, take});
+    n += take;
+    within += take;
+    if (within == p.length) {
+      ++piece;
+      within = 0;
+    }
+  }
+  return n;
 }
 
 }  // namespace tensorhub::transport::cma

@@ -3,7 +3,8 @@
 // pidfd_open the first time a holder is seen), so it never waits for a copy.
 //
 // Each read is copied in chunks of `chunk` bytes (one process_vm_readv per chunk, the holder's
-// generation word read in the same call, after the data). Before the first byte is read the
+// generation word read in the same call, after the data); a scattered read (ReadOp::pieces) the
+// same, its pieces as the local iovecs of each call. Before the first byte is read the
 // generation is checked alone (a withdrawn exposure is never read); around each chunk the
 // holder's pidfd is polled and the deadline checked. A read completes with ok=false, and a
 // message naming the holder and the cause, when the holder exited (and every later read of it
@@ -48,6 +49,7 @@ class Reads {
     std::uint64_t remote = 0;  // address in the holder
     void* dst = nullptr;
     std::uint64_t length = 0;
+    std::vector<Piece> pieces;  // empty: contiguous at dst
     std::uint32_t slot = 0;
     std::uint64_t generation = 0;
     std::uint64_t tag = 0;
@@ -58,6 +60,9 @@ class Reads {
   void work();
   // "" when the whole read succeeded, else why not.
   std::string copy(const Job& job);
+  // One call's worth of a scattered job from piece `piece`, byte `within` of it on: at most
+  // Holder::kMaxLocalPieces iovecs and about chunk_ bytes; advances the cursor.
+  std::uint64_t gather(const Job& job, std::size_t& piece, std::uint64_t& within, std::vector<iovec>& out) const;
   void complete(std::uint64_t tag, std::string error);
 
   std::uint64_t chunk_;

@@ -9,6 +9,7 @@
 #include "cma/identity.hpp"
 #include "device_ipc/codec.hpp"
 #include "device_ipc/reads.hpp"
+#include "src/host_only.hpp"
 #include "tensorhub/core/env.hpp"
 #include "tensorhub/core/error.hpp"
 
@@ -131,6 +132,7 @@ std::unique_ptr<Exposure> DeviceIpcTransport::expose(std::span<const MemoryRange
 }
 
 void DeviceIpcTransport::post(const ReadOp& op) {
+  require_contiguous(op, "device_ipc");
   const auto e = device_ipc::decode_endpoint(op.endpoint);
   if (e.holder.host.boot_id != boot_id_ || e.holder.host.pid_ns != pid_ns_) {
     throw TransportError("device_ipc: holder " + cma::label(e.holder) + " is on another host or pid namespace");

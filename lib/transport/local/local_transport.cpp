@@ -43,7 +43,16 @@ void LocalTransport::post(const ReadOp& op) {
     done_.push_back(Completion{op.tag, false, "read past the end of the exposed region"});
     return;
   }
-  std::memcpy(op.dst, reinterpret_cast<const unsigned char*>(r.address) + op.offset, op.length);
+  const auto* from = reinterpret_cast<const unsigned char*>(r.address) + op.offset;
+  if (op.pieces.empty()) {
+    std::memcpy(op.dst, from, op.length);
+  } else {
+    require_pieces_cover(op, "local");
+    for (const auto& p : op.pieces) {
+      std::memcpy(static_cast<unsigned char*>(op.dst) + p.offset, from, p.length);
+      from += p.length;
+    }
+  }
   done_.push_back(Completion{op.tag, true, {}});
 }
 

@@ -19,6 +19,7 @@ class LocalTransport final : public Transport {
   const std::string& endpoint() const override { return endpoint_; }
   bool reaches(std::string_view endpoint) const override;
   std::unique_ptr<Exposure> expose(std::span<const MemoryRange> ranges) override;
+  bool can_scatter(std::string_view endpoint, std::string_view) const override { return reaches(endpoint); }
   void post(const ReadOp& op) override;
   void poll(std::vector<Completion>& out) override;
   std::size_t in_flight() const override { return done_.size(); }

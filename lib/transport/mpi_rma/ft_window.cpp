@@ -50,14 +50,15 @@ FaultTolerantWindow::FaultTolerantWindow(MPI_Comm comm, std::uint64_t pool_bytes
   window_.lock_all();
 }
 
-std::optional<MPI_Request> FaultTolerantWindow::rget(void* dst, std::size_t bytes, int target, MPI_Aint disp) {
+std::optional<MPI_Request> FaultTolerantWindow::rget(void* dst, std::size_t bytes, int target, MPI_Aint disp,
+                                                     MPI_Datatype origin) {
   std::lock_guard lock(mu_);
   if (target < 0 || static_cast<std::size_t>(target) >= rank_of_.size()) {
     throw TransportError("mpi_rma: rank " + std::to_string(target) + " is outside this job");
   }
   const int now = rank_of_[static_cast<std::size_t>(target)];
   if (now < 0 || dead_[static_cast<std::size_t>(target)]) return std::nullopt;
-  return window_.rget(dst, bytes, now, disp);
+  return window_.rget(dst, bytes, now, disp, origin);
 }
 
 std::vector<bool> FaultTolerantWindow::dead_ranks() {

@@ -32,7 +32,8 @@ class FaultTolerantWindow {
 
   // Starts an Rget from original rank `target`; nullopt when that rank is known dead. Throws
   // TransportError for a rank outside the job.
-  std::optional<MPI_Request> rget(void* dst, std::size_t bytes, int target, MPI_Aint disp);
+  std::optional<MPI_Request> rget(void* dst, std::size_t bytes, int target, MPI_Aint disp,
+                                  MPI_Datatype origin = MPI_DATATYPE_NULL);
 
   // The original ranks known dead, after asking MPI (at most once per millisecond).
   std::vector<bool> dead_ranks();

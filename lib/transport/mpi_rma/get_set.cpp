@@ -16,8 +16,9 @@ std::string mpi_error_text(int rc) {
 
 }  // namespace
 
-void GetSet::start(mpi::Window& window, void* dst, std::uint64_t bytes, int target, MPI_Aint disp, std::uint64_t tag) {
-  window.get(dst, bytes, target, disp);
+void GetSet::start(mpi::Window& window, void* dst, std::uint64_t bytes, int target, MPI_Aint disp, std::uint64_t tag,
+                   MPI_Datatype origin) {
+  window.get(dst, bytes, target, disp, origin);
   tags_[target].push_back(tag);
   ++size_;
 }

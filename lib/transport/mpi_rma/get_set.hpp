@@ -18,7 +18,8 @@ class GetSet {
  public:
   // Starts the read (MPI_Get); throws MpiError (a TransportError) with its context when MPI
   // refuses it, and then nothing is recorded.
-  void start(mpi::Window& window, void* dst, std::uint64_t bytes, int target, MPI_Aint disp, std::uint64_t tag);
+  void start(mpi::Window& window, void* dst, std::uint64_t bytes, int target, MPI_Aint disp, std::uint64_t tag,
+             MPI_Datatype origin = MPI_DATATYPE_NULL);
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 

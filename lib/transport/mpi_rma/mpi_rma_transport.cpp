@@ -10,6 +10,7 @@
 #include "src/host_only.hpp"
 #include "tensorhub/core/error.hpp"
 #include "tensorhub/core/log.hpp"
+#include "tensorhub/mpi/datatype.hpp"
 #include "tensorhub/mpi/ulfm.hpp"
 #include "tensorhub/transport/descriptor.hpp"
 
@@ -239,9 +240,27 @@ void MpiRmaTransport::post(const ReadOp& op) {
   // Checked against the holder's registered pool before MPI sees it (a bad one fails this read).
   const auto disp = static_cast<MPI_Aint>(
       checked_displacement(decode_region(op.descriptor), op.offset, op.length, target, pool_bytes_, op.endpoint));
+  // A scattered read: one Rget whose origin datatype places the pieces (relative to the lowest).
+  void* dst = op.dst;
+  mpi::Datatype origin;
+  if (!op.pieces.empty()) {
+    require_pieces_cover(op, "mpi_rma");
+    std::uint64_t low = op.pieces.front().offset;
+    for (const auto& p : op.pieces) low = std::min(low, p.offset);
+    std::vector<std::uint64_t> offsets;
+    std::vector<std::uint64_t> lengths;
+    offsets.reserve(op.pieces.size());
+    lengths.reserve(op.pieces.size());
+    for (const auto& p : op.pieces) {
+      offsets.push_back(p.offset - low);
+      lengths.push_back(p.length);
+    }
+    dst = static_cast<unsigned char*>(op.dst) + low;
+    origin = mpi::Datatype::byte_pieces(offsets, lengths);
+  }
   std::lock_guard lock(mu_);
   if (ft_) {
-    const auto request = ft_->rget(op.dst, op.length, target, disp);
+    const auto request = ft_->rget(dst, op.length, target, disp, origin.get());
     if (!request) {
       failed_posts_.push_back(
           Completion{op.tag, false, "rank " + std::to_string(target) + " of the MPI job has failed"});
@@ -249,9 +268,9 @@ void MpiRmaTransport::post(const ReadOp& op) {
     }
     reads_.add(PendingRead{*request, op.tag, target});
   } else if (options_.read_mode == MpiReadMode::kGetFlush) {
-    gets_.start(window_, op.dst, op.length, target, disp, op.tag);
+    gets_.start(window_, dst, op.length, target, disp, op.tag, origin.get());
   } else {
-    reads_.add(PendingRead{window_.rget(op.dst, op.length, target, disp), op.tag, target});
+    reads_.add(PendingRead{window_.rget(dst, op.length, target, disp, origin.get()), op.tag, target});
   }
   reads_in_flight_.store(reads_.size() + gets_.size(), std::memory_order_relaxed);
 }

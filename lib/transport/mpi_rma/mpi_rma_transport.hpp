@@ -69,6 +69,8 @@ class MpiRmaTransport final : public Transport {
   std::unique_ptr<Exposure> expose(std::span<const MemoryRange> ranges) override;
   // Host memory; with a pool only memory inside it (the dynamic window takes any).
   bool can_expose(const MemoryRange& range) const override;
+  // Scattered reads: one MPI_Rget with an hvector / hindexed origin datatype.
+  bool can_scatter(std::string_view endpoint, std::string_view) const override { return reaches(endpoint); }
   void post(const ReadOp& op) override;
   void poll(std::vector<Completion>& out) override;
   std::size_t in_flight() const override;

@@ -170,6 +170,23 @@ bool MultiTransport::can_read_into(std::string_view endpoint, std::string_view d
   return false;
 }
 
+bool MultiTransport::can_scatter(std::string_view endpoint, std::string_view descriptor) const {
+  try {
+    const auto& routes = routes_to(std::string(endpoint));
+    const bool listed = multi::is_path_list(descriptor);
+    const auto regions =
+        listed ? multi::decode_path_list(descriptor, limits::kMaxRegionDescriptorBytes, "region descriptor")
+               : multi::PathList{};
+    for (const auto& route : routes.usable) {
+      const auto& path = *paths_[route.path];
+      const auto d = region_on(path, listed, descriptor, regions);
+      if (d && path.can_read_into(route.endpoint, *d, MemoryKind::kHost)) return path.can_scatter(route.endpoint, *d);
+    }
+  } catch (const TransportError&) {
+  }
+  return false;
+}
+
 std::optional<std::string_view> MultiTransport::region_on(const Transport& path, bool listed,
                                                           std::string_view descriptor, const multi::PathList& regions) {
   if (!listed) return descriptor;

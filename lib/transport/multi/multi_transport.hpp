@@ -51,6 +51,9 @@ class MultiTransport final : public Transport {
   std::unique_ptr<Exposure> expose(std::span<const MemoryRange> ranges) override;
   bool can_expose(const MemoryRange& range) const override;
   bool can_read_into(std::string_view endpoint, std::string_view descriptor, MemoryKind dst) const override;
+  // Whether the path post() would route a host read to first can scatter it (a scattered read is
+  // never moved to another path: post() fails it instead, and the engine reads it again).
+  bool can_scatter(std::string_view endpoint, std::string_view descriptor) const override;
   void post(const ReadOp& op) override;
   void poll(std::vector<Completion>& out) override;
   std::size_t in_flight() const override;

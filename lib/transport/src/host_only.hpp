@@ -18,4 +18,25 @@ inline void require_host_destination(const ReadOp& op, std::string_view path) {
   }
 }
 
+// For the paths that cannot scatter a read (Transport::can_scatter false).
+inline void require_contiguous(const ReadOp& op, std::string_view path) {
+  if (!op.pieces.empty()) {
+    throw TransportError(std::string(path) + ": cannot scatter a read into " + std::to_string(op.pieces.size()) +
+                         " pieces (contiguous destinations only)");
+  }
+}
+
+// Checks a scattered read's pieces before any byte is written: they cover exactly the read.
+inline void require_pieces_cover(const ReadOp& op, std::string_view path) {
+  std::uint64_t sum = 0;
+  for (const auto& p : op.pieces) {
+    if (p.length > op.length - sum) break;
+    sum += p.length;
+  }
+  if (sum != op.length) {
+    throw ContractViolation(std::string(path) + ": the pieces of a scattered read do not add up to its " +
+                            std::to_string(op.length) + " bytes");
+  }
+}
+
 }  // namespace tensorhub::transport

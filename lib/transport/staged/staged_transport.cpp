@@ -128,6 +128,7 @@ std::unique_ptr<Exposure> StagedTransport::expose(std::span<const MemoryRange> r
 
 void StagedTransport::post(const ReadOp& op) {
   require_host_destination(op, "staged");
+  require_contiguous(op, "staged");
   reads_->post(op);
 }
 

@@ -86,6 +86,7 @@ bool UcxTransport::can_read_into(std::string_view, std::string_view, MemoryKind 
 
 void UcxTransport::post(const ReadOp& op) {
   if (!cuda_aware_) require_host_destination(op, "ucx (not CUDA-aware)");
+  require_contiguous(op, "ucx");
   const std::lock_guard lock(core_->mutex);
   reads_->post(op);
 }

@@ -86,6 +86,11 @@ struct HubOptions {
   // progress learnt from the relays' progress bytes. false (or TENSORHUB_PLAN=0, read when this
   // is true), or a coordinator that does not plan: chunk-by-chunk acquire.
   bool plan = true;
+  // Box pulls (README "Resharding"): a chunk whose bytes all go to one host destination, strided
+  // (a row-parallel box), is read straight into its rows where the data path can scatter a read
+  // (cma: iovecs; mpi_rma: an hvector origin datatype). false (or TENSORHUB_SCATTER_READS=0, read
+  // when this is true): such chunks go through a staging slot and are copied out.
+  bool scatter_reads = true;
   std::chrono::milliseconds rpc_deadline{10000};
   std::chrono::milliseconds pull_deadline{300000};
   // Where unpublish() (and close()) offload a retained version when this rank is its last
@@ -169,6 +174,9 @@ struct PullResult {
   // Box destinations (resharding): bytes read into a staging slot, verified there and copied out
   // (chunks at a box's edges, or holding strided segments); the rest landed in place.
   std::uint64_t staged_bytes = 0;
+  // Box destinations: bytes read straight into strided pieces of the destination (a chunk of a
+  // row-parallel box, on a path that scatters reads: HubOptions::scatter_reads).
+  std::uint64_t scattered_bytes = 0;
 };
 
 // One holder (reference) of a version.

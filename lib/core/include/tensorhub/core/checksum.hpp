@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -28,6 +29,23 @@ std::optional<ChecksumAlgorithm> parse_checksum_algorithm(std::string_view name)
 
 // The checksum of [data, data + bytes) under `algorithm`.
 std::uint64_t checksum64(ChecksumAlgorithm algorithm, const void* data, std::size_t bytes);
+
+// The checksum of bytes fed in pieces: digest() after update(a), update(b) is checksum64(algorithm,
+// a + b) of the bytes back to back (a chunk that landed scattered in its destination).
+class ChecksumStream {
+ public:
+  explicit ChecksumStream(ChecksumAlgorithm algorithm);
+  ~ChecksumStream();
+  ChecksumStream(const ChecksumStream&) = delete;
+  ChecksumStream& operator=(const ChecksumStream&) = delete;
+  void update(const void* data, std::size_t bytes);
+  std::uint64_t digest() const;
+
+ private:
+  struct State;
+  ChecksumAlgorithm algorithm_;
+  std::unique_ptr<State> state_;
+};
 
 // XXH64 (seed 0) of a byte range: wire-internal hashes that are no manifest sums (codec
 // fingerprints, synthetic data keys). Never changes with the manifest algorithm.

@@ -35,9 +35,11 @@ class Window {
   void lock_all();
   void unlock_all();
   // Nonblocking read of `bytes` from `target` at displacement `disp` into `dst`.
-  MPI_Request rget(void* dst, std::size_t bytes, int target, MPI_Aint disp);
+  // With `origin` (not MPI_DATATYPE_NULL): the `bytes` land in `dst` laid out by one element of
+  // that datatype (a scattered read, datatype.hpp).
+  MPI_Request rget(void* dst, std::size_t bytes, int target, MPI_Aint disp, MPI_Datatype origin = MPI_DATATYPE_NULL);
   // Starts an MPI_Get of the same; it is complete (dst written) after flush(target) returns.
-  void get(void* dst, std::size_t bytes, int target, MPI_Aint disp);
+  void get(void* dst, std::size_t bytes, int target, MPI_Aint disp, MPI_Datatype origin = MPI_DATATYPE_NULL);
   // MPI_Win_flush: blocks until every operation this process started on `target` completed.
   // Returns MPI's code (the caller decides how an error is reported).
   int flush(int target) noexcept;

@@ -125,6 +125,9 @@ struct EngineOptions {
   // Plan mode: threads that verify landed host chunks while the next ones are read (Verifier).
   // 0: on the pulling thread, after each read.
   std::uint32_t verify_threads = 0;
+  // Box destinations: a chunk whose bytes all go to one host destination in several pieces is
+  // read straight into them where the path can scatter (Transport::can_scatter); false: staged.
+  bool scatter_reads = true;
 };
 
 struct SourceStats {
@@ -141,16 +144,17 @@ struct PullStats {
   std::uint32_t failed_reads = 0;         // reads that failed and were reassigned
   std::uint32_t checksum_mismatches = 0;  // of those, reads whose bytes failed their checksum
   std::uint32_t acquire_calls = 0;
-  std::uint32_t plan_calls = 0;      // plan mode: Client::plan calls (the first one too)
-  std::uint32_t complete_calls = 0;  // plan mode: Client::complete calls
-  std::uint32_t progress_reads = 0;  // plan mode: reads of relay sources' progress bytes
-  std::uint32_t stalls = 0;          // plan mode: sources given up for showing no progress
-  bool planned = false;              // the pull ran in plan mode
-  double verify_seconds = 0;         // computing checksums
-  double no_source_seconds = 0;      // nothing assigned and nothing in flight (waiting for a holder)
-  std::uint64_t bounced_bytes = 0;   // device destinations: bytes staged through the host bounce ring
-  std::uint64_t staged_bytes = 0;    // box destinations: bytes read into a staging slot and copied out
-  std::uint64_t wanted_bytes = 0;    // bytes the destinations asked for (box destinations: their runs)
+  std::uint32_t plan_calls = 0;       // plan mode: Client::plan calls (the first one too)
+  std::uint32_t complete_calls = 0;   // plan mode: Client::complete calls
+  std::uint32_t progress_reads = 0;   // plan mode: reads of relay sources' progress bytes
+  std::uint32_t stalls = 0;           // plan mode: sources given up for showing no progress
+  bool planned = false;               // the pull ran in plan mode
+  double verify_seconds = 0;          // computing checksums
+  double no_source_seconds = 0;       // nothing assigned and nothing in flight (waiting for a holder)
+  std::uint64_t bounced_bytes = 0;    // device destinations: bytes staged through the host bounce ring
+  std::uint64_t staged_bytes = 0;     // box destinations: bytes read into a staging slot and copied out
+  std::uint64_t scattered_bytes = 0;  // box destinations: bytes read straight into strided pieces
+  std::uint64_t wanted_bytes = 0;     // bytes the destinations asked for (box destinations: their runs)
   std::map<coord::WorkerId, SourceStats> sources;
 };
 

@@ -35,6 +35,14 @@ class Exposure {
   virtual const std::vector<std::string>& descriptors() const = 0;
 };
 
+// A part of a scattered read (ReadOp::pieces): the next `length` bytes of the read land at
+// dst + `offset`.
+struct Piece {
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+  bool operator==(const Piece&) const = default;
+};
+
 struct ReadOp {
   std::string endpoint;    // the holder's Transport::endpoint()
   std::string descriptor;  // the holder's Exposure::descriptor()
@@ -45,6 +53,11 @@ struct ReadOp {
   // What `dst` is: host memory, or device memory (device_ipc D2D; ucx when CUDA-aware). A path
   // that cannot write `dst_memory` throws TransportError from post() (can_read_into says first).
   MemoryKind dst_memory = MemoryKind::kHost;
+  // Empty: the read lands contiguously at dst. Otherwise its bytes, in order, land piece by
+  // piece (a chunk of a box read whose rows are strided in the destination: one strided write
+  // instead of a staging copy); the lengths sum to `length`. Only for a path whose can_scatter
+  // said yes; others throw TransportError from post().
+  std::vector<Piece> pieces{};
 };
 
 struct Completion {
@@ -72,6 +85,14 @@ class Transport {
     (void)endpoint;
     (void)descriptor;
     return dst == MemoryKind::kHost;
+  }
+  // Can a read of `descriptor` of `endpoint` land scattered (ReadOp::pieces) in host memory?
+  // cma: local iovecs; mpi_rma: an indexed origin datatype; local: memcpy per piece. `multi`
+  // answers for the paths it would route to.
+  virtual bool can_scatter(std::string_view endpoint, std::string_view descriptor) const {
+    (void)endpoint;
+    (void)descriptor;
+    return false;
   }
   // Starts a read; throws TransportError if it cannot even be started (also for a destination
   // memory kind this path cannot write: see can_read_into).
