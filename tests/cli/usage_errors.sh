@@ -63,5 +63,8 @@ check "--out $dir/outdir is a directory; give a file name" -- pull --out "$dir/o
 touch "$dir/exists.h5"
 check "--out $dir/exists.h5 exists; pass --overwrite to replace it" -- pull --out "$dir/exists.h5"
 check "directory $dir/missing does not exist" -- snapshot save --out "$dir/missing/x.h5"
+check "--layout must be plain, dim0, dim1, dim0:PARTS or dim1:PARTS, not 'dim2'" -- pull --layout dim2
+check "--layout dim1:0: PARTS must be between 1 and 4096" -- publish --layout dim1:0
+check "--layout pulls this rank's boxes; it cannot be combined with --group or --out" -- pull --layout dim0 --group
 ((failed == 0)) || exit 1
 echo "usage errors: ok"

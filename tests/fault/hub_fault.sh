@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Hub-level fault tests over the ucx transport (FAULT_TRANSPORT=cma: the same-host cma one;
 # FAULT_MEMORY=cuda: every version in device memory, e.g. over device_ipc or staged, on the
-# device TENSORHUB_DEVICE selects):
+# device TENSORHUB_DEVICE selects; FAULT_PUBLISH_LAYOUT / FAULT_PULL_LAYOUT: boxes, below):
 # processes are really killed (SIGKILL) or hung (SIGSTOP), every surviving reader verifies its
 # bytes (xxHash64 + the synthetic pattern).
 # Each process is a single-process MPI job (singleton) that reaches the standalone coordinator
@@ -39,6 +39,10 @@ export TENSORHUB_LOG=info  # workers log their ids ("as worker N"): the victim i
 size=384MiB
 pool=400MiB
 memory=(--memory "${FAULT_MEMORY:-host}")
+# FAULT_PUBLISH_LAYOUT / FAULT_PULL_LAYOUT: the publisher cuts the model into boxes of global
+# tensors and the readers (not the relays) pull their own boxes of them (README "Resharding").
+publish_layout=(--layout "${FAULT_PUBLISH_LAYOUT:-plain}")
+pull_layout=(--layout "${FAULT_PULL_LAYOUT:-plain}")
 
 # A relay: pulls v$1 and keeps serving it.
 relay() { spawn "$1" "$bin" pull --version "$2" --pool "$pool" --hold 600 --check-pattern "${memory[@]}"; }
@@ -49,7 +53,7 @@ readers_start() {
   local i
   for i in 1 2 3; do
     spawn "r$i" env TENSORHUB_TEST_PAUSE_DIR="$pause" \
-      "$bin" pull --version "$1" --no-relay --check-pattern --wait 30 "${memory[@]}"
+      "$bin" pull --version "$1" --no-relay --check-pattern --wait 30 "${memory[@]}" "${pull_layout[@]}"
   done
 }
 # Waits until the readers r1..r3 all hold their pulls mid-way ($pause/paused.<pid>).
@@ -95,7 +99,7 @@ busy_holder() {
 
 # Three holders of v1: the publisher and two relays.
 three_holders() {
-  spawn p "$bin" publish --synthetic "$size" --tensors 16 --versions 1 --hold 600 "${memory[@]}"
+  spawn p "$bin" publish --synthetic "$size" --tensors 16 --versions 1 --hold 600 "${memory[@]}" "${publish_layout[@]}"
   wait_line p "published 'policy' v1" 30
   relay h1 1
   relay h2 1

@@ -44,6 +44,7 @@ struct ReshardConfig {
   std::string chunk = "4MiB";
   std::uint32_t inflight = 8;
   std::string transport = "mpi_rma";
+  bool scatter = true;  // HubOptions::scatter_reads
   std::string json;
 };
 
@@ -87,7 +88,7 @@ int run_reshard(const ReshardConfig& c, const Args& args, int rank) {
   setenv("TENSORHUB_MPI_PROGRESS_US", "0", 0);
   const bool reader = rank == 1;
   nlohmann::json results = nlohmann::json::array();
-  Table table({"model", "method", "reader bytes", "median s", "GB/s", "vs plain", "read", "staged"});
+  Table table({"model", "method", "reader bytes", "median s", "GB/s", "vs plain", "read", "staged", "scattered"});
   std::uint64_t version = 0;
   for (const std::uint64_t model_bytes : c.sweep.sizes()) {
     const std::int64_t rows =
@@ -102,6 +103,7 @@ int run_reshard(const ReshardConfig& c, const Args& args, int rank) {
     opt.transport = c.transport;
     opt.chunk_bytes = parse_bytes(c.chunk);
     opt.inflight = c.inflight;
+    opt.scatter_reads = c.scatter;
     const bool pooled = c.transport == "mpi_rma";
     const std::uint64_t tensor_bytes = static_cast<std::uint64_t>(rows * c.cols) * 2;
     if (pooled && !reader) opt.pool_bytes = 3 * tensor_bytes * c.tensors + (64ull << 20);
@@ -175,7 +177,7 @@ int run_reshard(const ReshardConfig& c, const Args& args, int rank) {
         const double s = median(m.seconds);
         table.add({format_bytes(model_bytes), m.name, format_bytes(reader_bytes), fmt(s, 4),
                    fmt(static_cast<double>(reader_bytes) / s / 1e9, 2), fmt(s / base, 3), format_bytes(m.last.bytes),
-                   format_bytes(m.last.staged_bytes)});
+                   format_bytes(m.last.staged_bytes), format_bytes(m.last.scattered_bytes)});
         results.push_back({{"model_bytes", model_bytes},
                            {"method", m.name},
                            {"reader_bytes", reader_bytes},
@@ -183,7 +185,8 @@ int run_reshard(const ReshardConfig& c, const Args& args, int rank) {
                            {"median_s", s},
                            {"ratio_plain", s / base},
                            {"read_bytes", m.last.bytes},
-                           {"staged_bytes", m.last.staged_bytes}});
+                           {"staged_bytes", m.last.staged_bytes},
+                           {"scattered_bytes", m.last.scattered_bytes}});
       }
     }
     mpi::sleepy_barrier(MPI_COMM_WORLD);
@@ -207,6 +210,7 @@ int run_reshard(const ReshardConfig& c, const Args& args, int rank) {
                      {"from", c.from},
                      {"to", c.to},
                      {"transport", c.transport},
+                     {"scatter_reads", c.scatter},
                      {"chunk_bytes", parse_bytes(c.chunk)},
                      {"inflight", c.inflight},
                      {"staging_ring_bytes", staging},
@@ -228,7 +232,8 @@ int cmd_bench_reshard(const Args& args) {
       "Prints a table and one JSON line: the time of a TP=--to reader's resharded pull of a model that the trainer "
       "holds as TP=--from boxes, cut along dim 0 (dim0) and along dim 1 (dim1), as a ratio to pulling the same bytes "
       "published unsliced (plain), from the same run. Rank 0 holds the trainer's boxes, rank 1 reads. 'staged' is "
-      "what went through the reader's staging slots (box edges, strided rows).\n"));
+      "what went through the reader's staging slots (box edges; strided rows with --no-scatter or on a path that "
+      "cannot scatter), 'scattered' what was read straight into strided rows (cma, mpi_rma).\n"));
   c.sweep.add_to(desc, {.iters = "timed iterations per method (median reported)",
                         .warmup = "untimed iterations per method first"});
   desc.add_options()("tensors", po::value(&c.tensors)->default_value(c.tensors), "global tensors in the model")(
@@ -238,10 +243,12 @@ int cmd_bench_reshard(const Args& args) {
       "chunk", po::value(&c.chunk)->default_value(c.chunk), "chunk size of the versions")(
       "inflight", po::value(&c.inflight)->default_value(c.inflight), "reads in flight")(
       "transport", po::value(&c.transport)->default_value(c.transport), "the data path (mpi_rma, ucx, cma, ...)")(
+      "no-scatter", po::bool_switch(), "stage strided rows and copy them out instead of scattered reads")(
       "json", po::value(&c.json), "also write the JSON to this file");
   po::variables_map vm;
   if (!parse_options("bench", desc, args, vm)) return 0;
   c.sweep.resolve(vm);
+  c.scatter = !vm["no-scatter"].as<bool>();
   if (c.sweep.iters == 0) throw UserError("-n/--iters must be at least 1");
   if (c.inflight == 0) throw UserError("--inflight must be at least 1");
   if (c.tensors == 0 || c.cols < 1 || c.from < 1 || c.to < 1) {

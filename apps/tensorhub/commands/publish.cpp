@@ -1,8 +1,10 @@
 // tensorhub publish: the ranks running this command form one publishing (trainer) group and
 // publish versions of a model: synthetic weights (every --interval seconds, each replacing the
 // previous), or one version loaded from an HDF5 snapshot (`snapshot load` is the same). Tensor i
-// of the model is held by group rank i % group size. Publishers keep serving until every rank
-// of the job is done (readers started with them in the same mpirun / srun), plus --hold seconds.
+// of the model is held by group rank i % group size; with --layout dimD[:P] every tensor is cut
+// into P boxes along dim D instead, box i held by group rank i % group size (common/layout.hpp). Publishers keep
+// serving until every rank of the job is done (readers started with them in the same mpirun / srun), plus --hold
+// seconds.
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -14,6 +16,7 @@
 #include "common/command_table.hpp"
 #include "common/commands.hpp"
 #include "common/job.hpp"
+#include "common/layout.hpp"
 #include "common/memory.hpp"
 #include "common/options.hpp"
 #include "common/report.hpp"
@@ -40,6 +43,7 @@ struct PublishConfig {
   bool async = false;
   std::string json;
   std::string memory = "host";
+  std::string layout = "plain";
   HubFlags hub;
 };
 
@@ -71,8 +75,9 @@ int run_publish(const PublishConfig& c) {
   const std::uint64_t model_bytes = Arena::bytes_needed(specs);
 
   std::vector<TensorSpec> shard;
+  const Layout layout = parse_layout(c.layout);
   Job job = join_job(Role::kPublish, c.hub, model_bytes, [&](std::uint64_t, const mpi::Comm& group) {
-    shard = my_share(specs, group);
+    shard = layout.sliced() ? publisher_layout(specs, layout, group.rank(), group.size()) : my_share(specs, group);
     // Two buffers used in turn, so a version stays untouched while the next one is computed.
     return (versions > 1 ? 2 : 1) * Arena::bytes_needed(shard) + (1u << 20);
   });
@@ -100,6 +105,10 @@ int run_publish(const PublishConfig& c) {
     if (file) mirrors[0].upload(arenas[0]);
     if (lead) std::printf("tensorhub publish: tensors in device memory of the %s\n", hub.device_name().c_str());
   }
+  if (lead && layout.sliced()) {
+    std::printf("tensorhub publish: every tensor cut along dim %d into %lld boxes of its global tensor\n", layout.dim,
+                static_cast<long long>(layout.parts > 0 ? layout.parts : job.role.size()));
+  }
 
   nlohmann::json jv = nlohmann::json::array();
   const auto t0 = Clock::now();
@@ -109,7 +118,10 @@ int run_publish(const PublishConfig& c) {
     const auto due = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c.interval * i));
     std::this_thread::sleep_until(due);
     Arena& a = arenas[i % arenas.size()];
-    if (!file) a.fill(v);
+    if (!file && !layout.sliced()) a.fill(v);
+    if (!file && layout.sliced()) {
+      for (const auto& t : a.tensors()) fill_global(t, v);
+    }
     if (on_device && !file) mirrors[i % mirrors.size()].upload(a);
     const auto tp = Clock::now();
     const double wall_in = wall_seconds();
@@ -202,6 +214,7 @@ void add_publish_options(po::options_description& desc, PublishConfig& c, bool s
       "hold", po::value(&c.hold)->default_value(c.hold), "seconds to keep serving after the last version")(
       "json", po::value(&c.json), "write the per-version timings as JSON to this file")(
       "memory", po::value(&c.memory)->default_value(c.memory), kMemoryHelp);
+  if (synthetic) desc.add_options()("layout", po::value(&c.layout)->default_value(c.layout), kLayoutHelp);
   c.hub.add_to(desc);
 }
 
@@ -209,6 +222,8 @@ void check_publish(PublishConfig& c) {
   c.hub.check();
   c.hub.device = device_for(parse_memory(c.memory));
   if (c.from.empty()) parse_bytes(c.synthetic);
+  parse_layout(c.layout);
+  if (!c.from.empty() && c.layout != "plain") throw UserError("--layout cuts a synthetic model; not with --from");
   if (c.versions == 0) throw UserError("--versions must be at least 1");
   if (c.from.empty()) check_synthetic_tensors(c.tensors);
   if (c.start > UINT64_MAX - (c.versions - 1)) {

@@ -2,7 +2,9 @@
 // versions) from whoever holds it, verify it, and optionally write it to an HDF5 snapshot.
 // Each rank is its own reader (a rollout engine), or with --group all of them form one reading
 // group that splits the tensors (rank r reads tensor i when i % size == r) and resolves one
-// version together. `snapshot save` is a grouped pull with --out.
+// version together. `snapshot save` is a grouped pull with --out. With --layout each rank pulls
+// its own boxes of the global tensors (a rollout's tensor-parallel cut of a trainer's sliced
+// version; README "Resharding", common/layout.hpp).
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,11 +22,13 @@
 #include "common/commands.hpp"
 #include "common/fault_pause.hpp"
 #include "common/job.hpp"
+#include "common/layout.hpp"
 #include "common/memory.hpp"
 #include "common/options.hpp"
 #include "common/progress.hpp"
 #include "common/report.hpp"
 #include "common/synthetic.hpp"
+#include "pull_summary.hpp"
 #include "tensorhub/core/units.hpp"
 #include "tensorhub/snapshot/snapshot.hpp"
 
@@ -48,6 +52,7 @@ struct PullConfig {
   std::string out;
   std::string json;
   std::string memory = "host";
+  std::string layout = "plain";
   HubFlags hub;
 };
 
@@ -134,12 +139,6 @@ PullResult pull_through_failover(Hub& hub, const PullConfig& c, std::optional<st
   }
 }
 
-// What one rank measured over all its pulls.
-struct Totals {
-  double pulls = 0, bytes = 0, seconds = 0, origin = 0, relay = 0, file = 0, min_gbps = 1e30, max_gbps = 0, last = 0;
-  double resolve = 0, no_source = 0, verify = 0;  // stage seconds, summed over the pulls
-};
-
 int run_pull(const PullConfig& c, Role role) {
   const auto want = parse_version(c.version);
   const bool relay = c.relay && !(role == Role::kSnapshotSave);
@@ -164,9 +163,13 @@ int run_pull(const PullConfig& c, Role role) {
   const auto wait = std::chrono::milliseconds(static_cast<std::int64_t>(c.wait * 1000));
   const Manifest first = wait_for_manifest(hub, c.model, want, wait, lead);
   std::vector<TensorSpec> specs;
-  for (std::size_t i = 0; i < first.tensors.size(); ++i) {
+  const Layout layout = parse_layout(c.layout);
+  for (std::size_t i = 0; i < first.tensors.size() && !layout.sliced(); ++i) {
     if (!c.group || static_cast<int>(i % static_cast<std::size_t>(n)) == me) specs.push_back(first.tensors[i].spec);
   }
+  if (layout.sliced()) specs = reader_layout(first, layout, me, n);  // this rank's boxes of the global tensors
+  // Versions published with --layout carry a pattern over global coordinates (common/layout.hpp).
+  const bool global = global_pattern(first);
   // What this reader must hold, checked before anything is allocated (a 1 PiB manifest must not
   // make every reader try).
   const std::uint64_t need = Arena::bytes_needed(specs);
@@ -196,7 +199,7 @@ int run_pull(const PullConfig& c, Role role) {
   po.verify = c.verify;
   po.relay = pooled;
   if (c.group) po.group = Group::of(job.role.get(), "pull:" + c.model);
-  Totals t;
+  PullTotals t;
   std::optional<std::uint64_t> last;
   std::uint32_t failures = 0;
   auto last_ok = std::chrono::steady_clock::now();
@@ -238,7 +241,12 @@ int run_pull(const PullConfig& c, Role role) {
     }
     bar.finish();
     if (c.check_pattern && mirror) mirror->download(*dest);
-    if (c.check_pattern && !dest->matches(r.version)) {
+    const auto carries = [&](std::uint64_t v) {
+      if (!global) return dest->matches(v);
+      return std::all_of(dest->tensors().begin(), dest->tensors().end(),
+                         [&](const Tensor& x) { return matches_global(x, v); });
+    };
+    if (c.check_pattern && !carries(r.version)) {
       throw ChecksumError("v" + std::to_string(r.version) + " does not carry the synthetic pattern of v" +
                           std::to_string(r.version) + " (torn or foreign data)");
     }
@@ -291,45 +299,9 @@ int run_pull(const PullConfig& c, Role role) {
   }
 
   // Summary over the readers of this command.
-  const std::vector<double> mine{t.pulls,   t.bytes,     t.seconds,  t.origin, t.relay,
-                                 t.file,    t.min_gbps,  t.max_gbps, t.last,   static_cast<double>(job.world_rank),
-                                 t.resolve, t.no_source, t.verify};
-  std::vector<double> all(lead ? mine.size() * static_cast<std::size_t>(n) : 0);
-  mpi::check(MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
-                        static_cast<int>(mine.size()), MPI_DOUBLE, 0, job.role.get()),
-             "MPI_Gather(pull results)");
+  const auto all = gather_totals(job.role.get(), t, job.world_rank);
   leave_job(job);
-  if (!lead) return 0;
-  Table table({"reader (rank)", "pulls", "last version", "bytes", "GB/s min..max", "from publishers", "from relays",
-               "from files"});
-  nlohmann::json jr = nlohmann::json::array();
-  for (int r = 0; r < n; ++r) {
-    const double* f = &all[static_cast<std::size_t>(r) * mine.size()];
-    table.add({std::to_string(r) + " (" + fmt(f[9], 0) + ")", fmt(f[0], 0), fmt(f[8], 0),
-               format_bytes(static_cast<std::uint64_t>(f[1])), fmt(f[6], 2) + ".." + fmt(f[7], 2),
-               format_bytes(static_cast<std::uint64_t>(f[3])), format_bytes(static_cast<std::uint64_t>(f[4])),
-               format_bytes(static_cast<std::uint64_t>(f[5]))});
-    // Counts as JSON integers (they travel as doubles in the gather; exact below 2^53).
-    const auto u = [](double x) { return static_cast<std::uint64_t>(x); };
-    jr.push_back(
-        {{"reader", r},
-         {"rank", static_cast<int>(f[9])},
-         {"pulls", u(f[0])},
-         {"last_version", u(f[8])},
-         {"bytes", u(f[1])},
-         {"seconds", f[2]},
-         {"origin_bytes", u(f[3])},
-         {"relay_bytes", u(f[4])},
-         {"file_bytes", u(f[5])},
-         {"min_gbps", f[6]},
-         {"max_gbps", f[7]},
-         {"stages", {{"resolve_s", f[10]}, {"no_source_s", f[11]}, {"verify_s", f[12]}, {"transfer_s", f[2]}}}});
-  }
-  table.print(stdout);
-  if (c.verify)
-    std::printf("every pull verified: the checksum of every chunk (the manifest's algorithm)%s\n",
-                c.check_pattern ? " and the synthetic pattern" : "");
-  if (!c.json.empty()) write_json_file(c.json, {{"model", c.model}, {"group", c.group}, {"readers", jr}});
+  if (lead) print_summary(all, c.model, c.group, c.verify, c.check_pattern, c.json);
   return 0;
 }
 
@@ -339,6 +311,10 @@ void add_pull_options(po::options_description& desc, PullConfig& c, bool full) {
       "wait", po::value(&c.wait)->default_value(c.wait), "seconds to wait for a (newer) version");
   if (full) {
     desc.add_options()("follow", po::value<std::uint64_t>(), "keep pulling the latest version until this one")(
+        "layout", po::value(&c.layout)->default_value(c.layout),
+        "pull this rank's boxes of every global tensor instead of the tensors as published: 'dim0' or 'dim1' "
+        "(the reader's tensor-parallel cut), optionally ':PARTS' (default: one per pull rank); box i goes to rank "
+        "i % ranks. With --check-pattern every element is checked")(
         "generate", po::value(&c.generate)->default_value(c.generate),
         "seconds to sleep between pulls (a rollout generating)")(
         "keep-going", po::bool_switch(&c.keep_going),
@@ -393,6 +369,9 @@ int cmd_pull(const Args& args) {
   if (c.generate < 0 || !(c.wait > 0)) throw UserError("--generate must be >= 0 and --wait > 0");
   if (c.hold < 0) throw UserError("--hold must not be negative");
   if (c.keep_going && !c.follow) throw UserError("--keep-going needs --follow");
+  if (parse_layout(c.layout).sliced() && (c.group || !c.out.empty())) {
+    throw UserError("--layout pulls this rank's boxes; it cannot be combined with --group or --out");
+  }
   check_out(c);
   return run_mpi_command("pull", [&](int) { return run_pull(c, Role::kPull); });
 }
