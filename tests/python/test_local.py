@@ -290,6 +290,9 @@ def test_pull_by_box(hub):
                                 "rows": tensorhub.Slice(rows, "w", w.shape, (2, 0)), "w": whole})
     assert np.array_equal(cols, w[:, 4:]) and np.array_equal(rows, w[2:6]) and np.array_equal(whole, w)
     assert r.staged_bytes == 0  # this process holds every shard: copied from its own memory
+    v = next(x for m in hub.status() if m["model"] == "rs" for x in m["versions"] if x["version"] == 1)
+    assert v["tensors"] == 3
+    assert v["global_tensors"] == [{"name": "w", "dtype": "f32", "shape": (9, 7), "boxes": 3}]
     with pytest.raises(tensorhub.UserError, match="does not lie inside"):
         hub.pull("rs", 1, into={"x": tensorhub.Slice(rows, "w", w.shape, (6, 0))})
     hub.unpublish("rs", 1)

@@ -182,5 +182,31 @@ TEST(ManifestCache, EncodesEachSharedManifestOnce) {
   EXPECT_THROW(cache.encoded(nullptr), ContractViolation);
 }
 
+// A version's status names its global tensors (resharding); a status whose global tensors are
+// boxes themselves, or more than its tensors, is refused.
+TEST(GrpcCodecManifest, VersionStatusCarriesGlobalTensors) {
+  VersionStatus v;
+  v.version = 3;
+  v.committed = true;
+  v.tensors = 9;
+  v.global_tensors = {GlobalTensorStatus{TensorSpec("w", DType::kBF16, {4096, 1024}), 8},
+                      GlobalTensorStatus{TensorSpec("e", DType::kF32, {64, 8, 32}), 1}};
+  pb::VersionStatus parsed;
+  ASSERT_TRUE(parsed.ParseFromString(to_proto(v).SerializeAsString()));
+  const auto back = from_proto(parsed);
+  EXPECT_EQ(back.tensors, 9u);
+  EXPECT_EQ(back.global_tensors, v.global_tensors);
+
+  auto too_many = to_proto(v);
+  too_many.set_tensors(1);
+  EXPECT_THROW(from_proto(too_many), UserError);
+  auto boxed = to_proto(v);
+  boxed.mutable_global_tensors(0)->mutable_tensor()->set_global_name("x");
+  EXPECT_THROW(from_proto(boxed), UserError);
+  auto negative = to_proto(v);
+  negative.mutable_global_tensors(1)->mutable_tensor()->set_shape(0, -1);
+  EXPECT_THROW(from_proto(negative), UserError);
+}
+
 }  // namespace
 }  // namespace tensorhub::coord

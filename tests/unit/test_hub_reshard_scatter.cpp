@@ -48,6 +48,10 @@ TEST_F(ReshardScatter, RowParallelBoxesLandScatteredWithoutStaging) {
   auto staging = small_chunks();
   staging.scatter_reads = false;
   auto& staged_reader = add_hub(staging);
+  const auto v = reader.status().front().versions.back();
+  EXPECT_EQ(v.tensors, 4u);
+  EXPECT_EQ(v.global_tensors, (std::vector<GlobalTensorInfo>{{"w", DType::kBF16, kWide, 4}}))
+      << "status names the global tensor its 4 boxes tile";
   for (const std::int64_t k : {0, 1}) {
     const Box b = split(kWide, 1, 2, k);
     PullOptions o;

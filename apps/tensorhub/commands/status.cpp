@@ -83,11 +83,44 @@ void print_workers(const std::vector<coord::WorkerStatus>& workers, bool all) {
   if (!t.empty()) t.print(stdout);
 }
 
-void print_versions(const std::vector<coord::ModelStatus>& models) {
-  Table t({"model", "version", "state", "size", "holders (publishers)", "pins", "retained", "snapshot"});
+// "16", "48 (12 global)": published tensors, and the global tensors their boxes tile.
+std::string tensors_text(const coord::VersionStatus& v) {
+  if (!v.committed) return "-";
+  std::string s = std::to_string(v.tensors);
+  if (!v.global_tensors.empty()) s += " (" + std::to_string(v.global_tensors.size()) + " global)";
+  return s;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// --tensors: every global tensor of every committed version and the boxes that tile it.
+void print_global_tensors(const std::vector<coord::ModelStatus>& models) {
+  Table t({"model", "version", "global tensor", "dtype", "global shape", "boxes"});
   for (const auto& m : models) {
     for (const auto& v : m.versions) {
-      t.add({m.model, std::to_string(v.version), version_state(v), format_bytes(v.bytes),
+      for (const auto& g : v.global_tensors) {
+        t.add({m.model, std::to_string(v.version), g.tensor.name, std::string(dtype_name(g.tensor.dtype)),
+               shape_text(g.tensor.shape), std::to_string(g.boxes)});
+      }
+    }
+  }
+  std::printf("\n");
+  if (t.empty()) {
+    std::printf("no global tensors (every version holds plain tensors)\n");
+    return;
+  }
+  t.print(stdout);
+}
+
+void print_versions(const std::vector<coord::ModelStatus>& models) {
+  Table t({"model", "version", "state", "size", "tensors", "holders (publishers)", "pins", "retained", "snapshot"});
+  for (const auto& m : models) {
+    for (const auto& v : m.versions) {
+      t.add({m.model, std::to_string(v.version), version_state(v), format_bytes(v.bytes), tensors_text(v),
              std::to_string(v.holders) + " (" + std::to_string(v.origin_holders) + ")", std::to_string(v.pins),
              v.retained ? "yes (" + std::to_string(v.retained) + ")" : "no", v.snapshot.empty() ? "-" : v.snapshot});
     }
@@ -107,6 +140,7 @@ int cmd_status(const Args& args) {
   bool json = false;
   bool holders = false;
   bool all_workers = false;
+  bool tensors = false;
   double watch = 0;
   std::uint64_t count = 0;
   po::options_description desc(
@@ -116,6 +150,8 @@ int cmd_status(const Args& args) {
   desc.add_options()("hub", po::value(&hub), "coordinator host:port (or TENSORHUB_HUB)")(
       "holders", po::bool_switch(&holders), "also list every holder of every version")(
       "workers", po::bool_switch(&all_workers), "list every worker (default: only suspect, dead and left ones)")(
+      "tensors", po::bool_switch(&tensors),
+      "also list the global tensors of every version (resharding: name, dtype, global shape, boxes tiling it)")(
       "rpc-deadline", po::value(&deadline)->default_value(deadline), "seconds to wait for the coordinator")(
       "json", po::bool_switch(&json), "print JSON instead of tables")(
       "watch", po::value(&watch)->default_value(watch),
@@ -163,6 +199,13 @@ int cmd_status(const Args& args) {
         }
         nlohmann::json js = nlohmann::json::array();
         for (const auto& seed : v.wan_seeds) js.push_back({{"dc", seed.dc}, {"worker", seed.worker}});
+        nlohmann::json jg = nlohmann::json::array();
+        for (const auto& g : v.global_tensors) {
+          jg.push_back({{"name", g.tensor.name},
+                        {"dtype", dtype_name(g.tensor.dtype)},
+                        {"shape", g.tensor.shape},
+                        {"boxes", g.boxes}});
+        }
         jm["versions"].push_back({{"version", v.version},
                                   {"state", version_state(v)},
                                   {"committed", v.committed},
@@ -174,7 +217,9 @@ int cmd_status(const Args& args) {
                                   {"bytes", v.bytes},
                                   {"snapshot", v.snapshot},
                                   {"holder_list", jh},
-                                  {"wan_seeds", js}});
+                                  {"wan_seeds", js},
+                                  {"tensors", v.tensors},
+                                  {"global_tensors", jg}});
       }
       j["models"].push_back(jm);
     }
@@ -203,6 +248,7 @@ int cmd_status(const Args& args) {
     std::printf("\n");
     h.print(stdout);
   }
+  if (tensors) print_global_tensors(models);
   print_workers(workers, all_workers);
   return 0;
 }

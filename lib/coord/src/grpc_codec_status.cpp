@@ -55,6 +55,12 @@ pb::VersionStatus to_proto(const VersionStatus& status) {
     x->set_dc(seed.dc);
     x->set_worker(seed.worker);
   }
+  out.set_tensors(status.tensors);
+  for (const auto& g : status.global_tensors) {
+    auto* x = out.add_global_tensors();
+    *x->mutable_tensor() = to_proto(g.tensor);
+    x->set_boxes(g.boxes);
+  }
   return out;
 }
 
@@ -73,6 +79,17 @@ VersionStatus from_proto(const pb::VersionStatus& status) {
   for (const auto& h : status.holder_list()) out.holder_list.push_back(from_proto(h));
   out.wan_seeds.reserve(static_cast<std::size_t>(status.wan_seeds_size()));
   for (const auto& seed : status.wan_seeds()) out.wan_seeds.push_back(WanSeed{seed.dc(), seed.worker()});
+  out.tensors = status.tensors();
+  if (static_cast<std::uint64_t>(status.global_tensors_size()) > status.tensors()) {
+    malformed("version status lists " + std::to_string(status.global_tensors_size()) + " global tensors but only " +
+              std::to_string(status.tensors()) + " tensors");
+  }
+  out.global_tensors.reserve(static_cast<std::size_t>(status.global_tensors_size()));
+  for (const auto& g : status.global_tensors()) {
+    auto spec = from_proto(g.tensor());  // dtype and dimensions checked there
+    if (spec.sliced()) malformed("global tensor '" + spec.name + "' of a version status is itself a box");
+    out.global_tensors.push_back(GlobalTensorStatus{std::move(spec), g.boxes()});
+  }
   return out;
 }
 

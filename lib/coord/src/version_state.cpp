@@ -145,6 +145,20 @@ VersionStatus VersionState::status() const {
   s.bytes = committed_ ? manifest_->total_bytes() : 0;
   s.pins = static_cast<std::uint32_t>(std::min<std::uint64_t>(group_pins_, UINT32_MAX));
   s.snapshot = snapshot_;
+  if (committed_) {
+    s.tensors = static_cast<std::uint32_t>(manifest_->tensors.size());
+    for (const auto& e : manifest_->tensors) {
+      if (!e.spec.sliced()) continue;
+      const auto it = std::find_if(s.global_tensors.begin(), s.global_tensors.end(),
+                                   [&](const GlobalTensorStatus& g) { return g.tensor.name == e.spec.global_name; });
+      if (it != s.global_tensors.end()) {
+        ++it->boxes;
+        continue;
+      }
+      s.global_tensors.push_back(
+          GlobalTensorStatus{TensorSpec(e.spec.global_name, e.spec.dtype, e.spec.global_shape), 1});
+    }
+  }
   for (const auto& [id, h] : holders_) {
     HolderStatus hs;
     hs.worker = id;

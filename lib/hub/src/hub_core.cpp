@@ -46,6 +46,10 @@ ModelInfo to_public(const coord::ModelStatus& m) {
     vi.pins = v.pins;
     vi.bytes = v.bytes;
     vi.snapshot = v.snapshot;
+    vi.tensors = v.tensors;
+    for (const auto& g : v.global_tensors) {
+      vi.global_tensors.push_back(GlobalTensorInfo{g.tensor.name, g.tensor.dtype, g.tensor.shape, g.boxes});
+    }
     for (const auto& h : v.holder_list) {
       vi.holder_list.push_back(
           HolderInfo{h.worker, h.host, h.rank, h.origin, h.withdrawn, h.pins, h.chunks_held, h.chunks_total});

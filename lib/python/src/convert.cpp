@@ -123,6 +123,17 @@ py::list to_list(const std::vector<ModelInfo>& models) {
       vd["bytes"] = v.bytes;
       vd["snapshot"] = v.snapshot;
       vd["holder_list"] = holders;
+      vd["tensors"] = v.tensors;
+      py::list globals;
+      for (const auto& g : v.global_tensors) {
+        py::dict gd;
+        gd["name"] = g.name;
+        gd["dtype"] = std::string(dtype_name(g.dtype));
+        gd["shape"] = py::tuple(py::cast(g.shape));
+        gd["boxes"] = g.boxes;
+        globals.append(gd);
+      }
+      vd["global_tensors"] = globals;
       versions.append(vd);
     }
     py::dict md;

@@ -191,6 +191,16 @@ struct HolderInfo {
   std::uint64_t chunks_total = 0;
 };
 
+// A global tensor of a version (resharding): name, dtype, global shape, and the published boxes
+// that tile it.
+struct GlobalTensorInfo {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<std::int64_t> shape;
+  std::uint32_t boxes = 0;
+  bool operator==(const GlobalTensorInfo&) const = default;
+};
+
 struct VersionInfo {
   std::uint64_t version = 0;
   bool committed = false;
@@ -200,8 +210,10 @@ struct VersionInfo {
   std::uint32_t origin_holders = 0;
   std::uint32_t pins = 0;
   std::uint64_t bytes = 0;
-  std::string snapshot;                 // snapshot file backing the version, empty if none
-  std::vector<HolderInfo> holder_list;  // every holder, withdrawn ones included
+  std::string snapshot;                            // snapshot file backing the version, empty if none
+  std::vector<HolderInfo> holder_list;             // every holder, withdrawn ones included
+  std::uint32_t tensors = 0;                       // published tensors (committed versions)
+  std::vector<GlobalTensorInfo> global_tensors{};  // the global tensors their boxes tile, if any
 };
 
 struct ModelInfo {

@@ -204,6 +204,14 @@ struct WanSeed {
   bool operator==(const WanSeed&) const = default;
 };
 
+// A global tensor of a committed version (resharding): its name, dtype and global shape as a
+// plain spec, and how many published boxes tile it.
+struct GlobalTensorStatus {
+  TensorSpec tensor;
+  std::uint32_t boxes = 0;
+  bool operator==(const GlobalTensorStatus&) const = default;
+};
+
 struct VersionStatus {
   std::uint64_t version = 0;
   bool committed = false;
@@ -213,9 +221,11 @@ struct VersionStatus {
   std::uint32_t origin_holders = 0;  // live publishers
   std::uint32_t pins = 0;
   std::uint64_t bytes = 0;
-  std::string snapshot;                   // path of the snapshot file backing it, empty if none
-  std::vector<HolderStatus> holder_list;  // every holder, withdrawn ones included
-  std::vector<WanSeed> wan_seeds{};       // live seed of each DC that has one, by dc
+  std::string snapshot;                              // path of the snapshot file backing it, empty if none
+  std::vector<HolderStatus> holder_list;             // every holder, withdrawn ones included
+  std::vector<WanSeed> wan_seeds{};                  // live seed of each DC that has one, by dc
+  std::uint32_t tensors = 0;                         // published tensors of the committed version
+  std::vector<GlobalTensorStatus> global_tensors{};  // its sliced global tensors, in manifest order
 };
 
 // Answer to Client::begin_offload (see the offload-lease design in coordinator.hpp).
