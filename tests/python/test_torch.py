@@ -184,3 +184,56 @@ def test_iter_buckets_into_load_state_dict(hub):
     with torch.no_grad():
         assert torch.equal(rollout(ids).logits, trainer(ids).logits)
     hub.unpublish("hf-sd", 1)
+
+
+def tp_shards(full: dict, tp_size: int, rank: int, tp_cls) -> dict:
+    """Rank ``rank``'s Megatron shards of a full state_dict (torch.tensor_split: first parts larger)."""
+    rules = tp_cls(0, 1)
+    out = {}
+    for name, t in full.items():
+        dim = rules.dim_of(name)
+        out[name] = t if dim is None or t.dim() <= dim else torch.tensor_split(t, tp_size, dim)[rank].contiguous()
+    return out
+
+
+def test_tp4_trainer_resharded_into_tp2_tp3_and_tp1_rollouts():
+    """A TP=4 trainer (4 hubs of one publishing group, each publishing its shards as boxes) and
+    rollouts at TP=2, an uneven TP=3 and TP=1 each pulling their own shards: every shard equals
+    the trainer's full parameter cut the rollout's way, and the TP=1 pull gives bitwise-equal
+    logits."""
+    from tensorhub.tensor_parallel import TensorParallel, split
+
+    cfg, trainer, _ = small("qwen2", False)
+    full = {n: t.detach().contiguous() for n, t in trainer.state_dict().items()}
+    with tensorhub.Hub(chunk="16KiB") as first:
+        others = [tensorhub.Hub(address=first.address, transport="local", chunk="16KiB") for _ in range(4)]
+        try:
+            hubs = [first] + others[:3]
+            for r, h in enumerate(hubs):
+                shard = tp_shards(full, 4, r, TensorParallel)
+                tht.publish_tp_shard(h, "tp4", 1, shard, TensorParallel(r, 4), group=tensorhub.Group("trainer", size=4, rank=r))
+            m = first.manifest("tp4", 1)
+            assert sum(1 for t in m.tensors if t.global_name) > 0
+            reader = others[3]
+            for size in (2, 3):
+                for k in range(size):
+                    want = tp_shards(full, size, k, TensorParallel)
+                    got = {n: torch.zeros_like(t) for n, t in want.items()}
+                    tht.pull_tp_shard(reader, "tp4", got, TensorParallel(k, size), relay=False)
+                    for n in want:
+                        assert torch.equal(got[n], want[n]), f"{n} of TP rank {k} of {size}"
+            rollout = small("qwen2", False)[1]
+            tht.pull_tp_shard(reader, "tp4", rollout, TensorParallel(0, 1), relay=False)
+            ids = torch.randint(0, cfg.vocab_size, (2, 17))
+            with torch.no_grad():
+                assert torch.equal(rollout(ids).logits, trainer(ids).logits)
+            # A local shape that is not the rank's box is refused before anything moves.
+            bad = {"model.layers.0.self_attn.q_proj.weight": torch.zeros(7, 64, dtype=torch.bfloat16)}
+            with pytest.raises(tensorhub.UserError, match="is not TP rank 0 of 2"):
+                tht.pull_tp_shard(reader, "tp4", bad, TensorParallel(0, 2))
+            assert split((10, 3), 0, 4, 1) == ((3, 0), (3, 3)) and split((10, 3), 0, 4, 3) == ((8, 0), (2, 3))
+            for h in hubs:
+                h.unpublish("tp4", 1)
+        finally:
+            for h in reversed(others):
+                h.close()

@@ -7,6 +7,8 @@ torch is imported only when one of these is called (``import tensorhub`` never i
     tht.pull_into_module(hub, "policy", model)              # rollout: fills model's tensors
     tht.pull_into_module(hub, "policy", engine_model, layout="qwen2")   # fused engine layout
     engine.load_weights(tht.iter_weights(hub, "policy", bucket_bytes="512MiB"))  # engine's loader
+    tht.publish_tp_shard(hub, "policy", step, tp_shard_model, TensorParallel(rank, 8))  # TP trainer
+    tht.pull_tp_shard(hub, "policy", rollout_shard, TensorParallel(k, 2))  # its own TP=2 shard
 
 Tensors must be CPU and contiguous (bf16 included); ``state_dict()`` names are the tensor names.
 With ``layout`` (a :class:`tensorhub.layout.LayoutMap`, or a family name for the built-in fused
@@ -21,10 +23,12 @@ from typing import Any
 from . import _arrays, _tensorhub
 from ._hub import Group, Hub, PullResult, VersionArg
 from ._stream import iter_buckets, iter_weights, plan_buckets
+from ._arrays import Slice
 from .layout import LayoutMap, Part, Slot
+from .tensor_parallel import TensorParallel, split
 
 __all__ = ["check_layout", "iter_buckets", "iter_weights", "layout_for", "module_tensors", "plan_buckets", "publish_module",
-           "pull_into_module", "unique_tensors"]
+           "publish_tp_shard", "pull_into_module", "pull_tp_shard", "unique_tensors"]
 
 
 def module_tensors(module_or_state_dict: Any) -> dict[str, Any]:
@@ -114,4 +118,61 @@ def pull_into_module(hub: Hub, model: str, module_or_state_dict: Any, version: V
         lmap, sources, dests, tensors = layout_for(manifest, module_or_state_dict, layout)
         placed = lmap.resolve(sources, dests)
         into = {p.source: _block(tensors[d], p, sources[p.source].shape) for d, parts in placed.items() for p in parts}
+        return hub.pull(model, manifest.version, into=into, **kwargs)
+
+
+def publish_tp_shard(hub: Hub, model: str, version: int, module_or_state_dict: Any, tp: TensorParallel,
+                     group: Group | None = None) -> None:
+    """A trainer's tensor-parallel rank publishes its shards as boxes of the global tensors: a
+    parameter ``tp.rules`` cut along dim d is box ``tp.rank`` of ``tp.size`` of the global tensor
+    of its name, whose shape is the local one times ``tp.size`` along d (Megatron's even split);
+    a replicated parameter is published whole by TP rank 0 only. Every rank of the TP group calls
+    it with the same ``group`` (the version commits once all shards are in)."""
+    tensors: dict[str, Any] = {}
+    for name, t in unique_tensors(module_or_state_dict)[0].items():
+        dim = tp.dim_of(name)
+        if dim is None or t.dim() <= dim:
+            if tp.rank == 0:
+                tensors[name] = t
+            continue
+        global_shape = list(t.shape)
+        global_shape[dim] *= tp.size
+        offset = [0] * t.dim()
+        offset[dim] = tp.rank * int(t.shape[dim])
+        tensors[f"{name}.tp{tp.rank}"] = Slice(t, name, global_shape, offset)
+    hub.publish(model, version, tensors, group=group)
+
+
+def pull_tp_shard(hub: Hub, model: str, module_or_state_dict: Any, tp: TensorParallel,
+                  version: VersionArg = "latest", **kwargs: Any) -> PullResult:
+    """A rollout's tensor-parallel rank pulls its own shard of every parameter, in place, whatever
+    layout the trainer published (TP of another size, FSDP boxes, unsharded tensors): a
+    parameter ``tp.rules`` cut along dim d gets box ``tp.rank`` of ``tp.size`` of the global
+    tensor of its name (``split``: uneven sizes too), a replicated one the whole tensor. A local
+    shape that is not that box is a UserError before any byte moves."""
+    import torch
+
+    manifest = hub.manifest(model, version)  # one version for the shapes and the pull
+    shapes: dict[str, tuple[int, ...]] = {}
+    for t in manifest.tensors:
+        if t.global_name:
+            shapes.setdefault(t.global_name, tuple(t.global_shape))
+        else:
+            shapes[t.name] = tuple(t.shape)
+    into: dict[str, Any] = {}
+    for name, t in unique_tensors(module_or_state_dict)[0].items():
+        if name not in shapes:
+            raise _tensorhub.UserError(f"parameter '{name}' is not in '{model}' v{manifest.version}")
+        global_shape = shapes[name]
+        dim = tp.dim_of(name)
+        if dim is None or len(global_shape) <= dim:
+            into[name] = t
+            continue
+        offset, extent = split(global_shape, dim, tp.size, tp.rank)
+        if tuple(t.shape) != extent:
+            raise _tensorhub.UserError(
+                f"parameter '{name}' {tuple(t.shape)} is not TP rank {tp.rank} of {tp.size}'s box {extent} of "
+                f"{name}{global_shape} cut along dim {dim}")
+        into[name] = Slice(t, name, global_shape, offset)
+    with torch.no_grad():
         return hub.pull(model, manifest.version, into=into, **kwargs)
