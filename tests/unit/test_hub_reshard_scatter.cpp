@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,46 @@ TEST_F(ReshardScatter, RowParallelBoxesLandScatteredWithoutStaging) {
     EXPECT_EQ(s.scattered_bytes, 0u);
     EXPECT_EQ(s.staged_bytes, got.size() * 2);
   }
+}
+
+// A retained sliced version offloaded to its snapshot file (one trainer process holding the 4
+// boxes): with no live holder left, box pulls of any cut read the chunks they need from the
+// datasets of the boxes they meet, verified, and get exactly their elements.
+TEST_F(ReshardScatter, BoxesAreReadFromTheSnapshotFileWhenNoHolderIsLeft) {
+  namespace fs = std::filesystem;
+  std::string dir = (fs::temp_directory_path() / "tensorhub-reshard-snap-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  auto o = small_chunks();
+  o.snapshot_dir = dir;
+  auto& trainer = add_hub(o);
+  std::vector<Tensor> boxes;
+  shards_.resize(4);
+  for (std::int64_t r = 0; r < 4; ++r) {
+    const Box b = split(kWide, 1, 4, r);
+    shards_[r] = elements(b);
+    boxes.push_back(
+        host_slice("w.tp" + std::to_string(r), DType::kBF16, b.extent, shards_[r].data(), "w", kWide, b.offset));
+  }
+  trainer.publish("m", 7, boxes, std::nullopt);
+  trainer.retain("m", 7);
+  trainer.unpublish("m", 7);                                 // its last holder: offloaded to <dir>/m/v7.h5
+  for (auto& s : shards_) std::fill(s.begin(), s.end(), 0);  // the trainer's memory is its own again
+  auto& reader = add_hub();
+  for (const std::size_t dim : {0u, 1u}) {
+    for (const std::int64_t k : {0, 1, 2}) {
+      const Box b = split(kWide, dim, 3, k);
+      std::vector<std::uint16_t> got(static_cast<std::size_t>(volume(b)), 0);
+      const Tensor want = host_slice("w@", DType::kBF16, b.extent, got.data(), "w", kWide, b.offset);
+      PullOptions po;
+      po.relay = false;
+      const auto r = reader.pull("m", Version::exact(7), std::span(&want, 1), po);
+      ASSERT_EQ(got, elements(b)) << "box " << k << " of 3 along dim " << dim;
+      EXPECT_GE(r.file_bytes, got.size() * 2);
+      EXPECT_LE(r.file_bytes, volume(Box{{0, 0}, kWide}) * 2);
+    }
+  }
+  reader.release("m", 7);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ void for_each_element(const TensorSpec& s, Fn&& fn) {
 }
 
 struct Pattern {
-  std::uint64_t version, key;
+  std::uint64_t version = 0, key = 0;
   std::uint64_t cached_index = ~0ull, cached = 0;
   std::uint16_t at(std::uint64_t g) {
     if (g / 4 != cached_index) {

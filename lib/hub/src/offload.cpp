@@ -148,9 +148,7 @@ void Offloader::offload(const Withdrawal& ref) {
                 fixed(seconds_since(start)) + " s (write " + fixed(write_s) + " s)");
 }
 
-std::uint64_t read_snapshot(const std::string& path, const Manifest& m, std::span<const Tensor> into, bool verify,
-                            const std::string& why, const std::function<void(std::uint64_t, std::uint64_t)>& progress,
-                            HubDevice& device) {
+void check_snapshot_file(const std::string& path, const Manifest& m, const std::string& why) {
   const auto what = vname(m.model, m.version);
   std::error_code ec;
   if (!fs::exists(path, ec)) throw NotFoundError(why + "; its snapshot file " + path + " is gone");
@@ -164,6 +162,12 @@ std::uint64_t read_snapshot(const std::string& path, const Manifest& m, std::spa
   // but the file may have been replaced since).
   const auto diff = manifest_difference(m, info.manifest, "the version", "the snapshot");
   if (!diff.empty()) throw UserError("snapshot " + path + " does not hold " + what + ": " + diff);
+}
+
+std::uint64_t read_snapshot(const std::string& path, const Manifest& m, std::span<const Tensor> into, bool verify,
+                            const std::string& why, const std::function<void(std::uint64_t, std::uint64_t)>& progress,
+                            HubDevice& device) {
+  check_snapshot_file(path, m, why);
   std::uint64_t bytes = 0;
   std::vector<Tensor> host;
   std::vector<Tensor> on_device;

@@ -92,14 +92,7 @@ bool device_relayable(const Manifest& m, const PullJob& job, HubContext& ctx) {
 
 // Whether a pull that lost every holder of some chunk reads the version's snapshot file instead.
 // Not a pull into boxes: the snapshot reader fills whole tensors only.
-bool snapshot_fallback(const PullJob& job) {
-  if (job.reply.snapshot.empty()) return false;
-  if (job.boxes.empty()) return true;
-  Logger("hub").warn("pull of " + vname(job.model, job.reply.manifest->version) +
-                     " into boxes cannot read its snapshot file " + job.reply.snapshot +
-                     " (the snapshot reader fills whole tensors only)");
-  return false;
-}
+bool snapshot_fallback(const PullJob& job) { return !job.reply.snapshot.empty(); }
 
 // The relay offer's RelayOffer::progress for `ref`: empty without progress bytes.
 std::string progress_descriptor(const Reference& ref) { return ref.progress ? ref.progress->descriptor() : ""; }
@@ -300,6 +293,8 @@ PullResult Puller::from_snapshot(PullJob& job, const std::string& why) {
   }
   result.file_bytes = read_snapshot(job.reply.snapshot, m, job.rest, job.options.verify || job.relay, why,
                                     job.eo.progress, *ctx_.device);
+  // Boxes: the chunks their runs touch, from the datasets of the published boxes they meet.
+  result.file_bytes += read_snapshot_boxes(job.reply.snapshot, m, job.boxes, job.options.verify, why, *ctx_.device);
   result.bytes = result.file_bytes + result.local_bytes;
   if (job.relay) {
     if (job.ref.progress) job.ref.progress->mark(job.all_chunks);

@@ -105,5 +105,14 @@ coord::Group group_or_solo(const std::optional<Group>& g, const char* prefix, co
 std::uint64_t read_snapshot(const std::string& path, const Manifest& m, std::span<const Tensor> into, bool verify,
                             const std::string& why, const std::function<void(std::uint64_t, std::uint64_t)>& progress,
                             HubDevice& device);
+// NotFoundError (`why` and the cause) when the file is gone or unreadable, UserError when it
+// does not hold the bytes `m`'s checksums describe.
+void check_snapshot_file(const std::string& path, const Manifest& m, const std::string& why);
+// Box destinations (resharding) from the snapshot file: the chunks each one's runs touch are read,
+// checked when `verify`, and their pieces copied to it (device memory: a host-to-device copy per
+// piece). Returns the bytes read.
+std::uint64_t read_snapshot_boxes(const std::string& path, const Manifest& m,
+                                  std::span<const transfer::Destination> boxes, bool verify, const std::string& why,
+                                  HubDevice& device);
 
 }  // namespace tensorhub

@@ -94,6 +94,40 @@ void read(const std::string& path, std::span<const Tensor> into, bool verify, co
   }
 }
 
+std::uint64_t read_chunks(const std::string& path, const std::string& tensor, std::span<const std::uint32_t> chunks,
+                          bool verify, const std::function<void(std::uint32_t, const unsigned char*)>& on_chunk) {
+  h5::ErrorSilencer quiet;
+  const auto snap = reader::open_snapshot(path);
+  const Manifest& m = snap.header.manifest;
+  const auto index = m.find(tensor);
+  if (!index) bad(path, "has no tensor '" + tensor + "'");
+  const auto& e = m.tensors[*index];
+  const std::uint64_t es = dtype_size(e.spec.dtype);
+  if (m.chunk_bytes % es != 0) bad(path, "chunk size is not a multiple of the element size of '" + tensor + "'");
+  const auto ds = reader::open_tensor(snap, *index);
+  const auto type = h5::make_type(e.spec.dtype, snap.path);
+  io::TensorIo tio(ds.get(), type.get(), H5P_DEFAULT, e.spec.shape, snap.path, format::dataset_path(e.spec.name));
+  std::vector<unsigned char> scratch;
+  std::set<std::uint32_t> seen;
+  std::uint64_t bytes = 0;
+  for (const auto c : chunks) {
+    if (c >= e.num_chunks || !seen.insert(c).second) {
+      bad(path, "chunk " + std::to_string(c) + " of '" + tensor + "' is out of range or asked for twice");
+    }
+    const auto& spec = m.chunks[e.first_chunk + c];
+    scratch.resize(spec.length);
+    tio.read(spec.offset / es, spec.length / es, scratch.data());
+    if (verify) {
+      if (auto mismatch = io::check_chunk(m, *index, c, scratch.data())) {
+        throw ChecksumError("snapshot '" + path + "': " + *mismatch);
+      }
+    }
+    on_chunk(c, scratch.data());
+    bytes += spec.length;
+  }
+  return bytes;
+}
+
 VerifyReport verify(const std::string& path, const Progress& progress) {
   h5::ErrorSilencer quiet;
   const auto snap = reader::open_snapshot(path);

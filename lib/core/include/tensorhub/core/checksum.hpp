@@ -39,7 +39,7 @@ class ChecksumStream {
   ChecksumStream(const ChecksumStream&) = delete;
   ChecksumStream& operator=(const ChecksumStream&) = delete;
   void update(const void* data, std::size_t bytes);
-  std::uint64_t digest() const;
+  [[nodiscard]] std::uint64_t digest() const;
 
  private:
   struct State;

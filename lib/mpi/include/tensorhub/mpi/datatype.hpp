@@ -26,7 +26,7 @@ class Datatype {
   Datatype(const Datatype&) = delete;
   Datatype& operator=(const Datatype&) = delete;
 
-  MPI_Datatype get() const { return type_; }
+  [[nodiscard]] MPI_Datatype get() const { return type_; }
 
  private:
   explicit Datatype(MPI_Datatype t) : type_(t) {}

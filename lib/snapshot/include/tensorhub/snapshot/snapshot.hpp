@@ -69,6 +69,13 @@ SnapshotInfo inspect(const std::string& path);
 // match, buffers in host memory). With `verify`, checks every chunk read against its checksum.
 void read(const std::string& path, std::span<const Tensor> into, bool verify = true, const Progress& progress = {});
 
+// Reads chunks `chunks` (indices within tensor `tensor` of the snapshot, each at most once) and
+// hands each to on_chunk(chunk index within the tensor, its bytes; valid during the call only),
+// after checking it against its checksum when `verify` (ChecksumError otherwise): the pieces a
+// box read wants of a published tensor (resharding). Returns the bytes read.
+std::uint64_t read_chunks(const std::string& path, const std::string& tensor, std::span<const std::uint32_t> chunks,
+                          bool verify, const std::function<void(std::uint32_t, const unsigned char*)>& on_chunk);
+
 struct VerifyReport {
   std::uint64_t chunks = 0;
   std::uint64_t bytes = 0;
