@@ -40,6 +40,8 @@ class FakePath final : public transport::Transport {
     const auto* p = static_cast<const unsigned char*>(r.base);
     return p >= pool_ && p + r.bytes <= pool_ + pool_bytes_;
   }
+  // The "job" path scatters reads (as mpi_rma does), any other does not (as ucx).
+  bool can_scatter(std::string_view e, std::string_view) const override { return name_ == "job" && reaches(e); }
   std::unique_ptr<transport::Exposure> expose(std::span<const transport::MemoryRange> ranges) override {
     ++counters_->exposes;
     std::vector<std::string> d;

@@ -140,6 +140,21 @@ TEST(MultiTransport, RoutesEachPairOverTheBestPathThatReaches) {
   EXPECT_EQ(reader.any->posts, 1) << "another job's holder is read over the path that reaches it";
 }
 
+// can_scatter answers for the path post() would choose: the same job's path scatters, the path
+// to another job's holder does not; nor does anything for a holder no path reaches.
+TEST(MultiTransport, CanScatterAnswersForThePathAReadWouldTake) {
+  Process reader("A", "r");
+  Process same_job("A", "h1");
+  Process other_job("B", "h2");
+  const auto src = pattern(4096, 3);
+  const transport::MemoryRange range{const_cast<unsigned char*>(src.data()), src.size()};
+  auto e1 = same_job.t->expose({&range, 1});
+  auto e2 = other_job.t->expose({&range, 1});
+  EXPECT_TRUE(reader.t->can_scatter(same_job.t->endpoint(), e1->descriptors()[0]));
+  EXPECT_FALSE(reader.t->can_scatter(other_job.t->endpoint(), e2->descriptors()[0]));
+  EXPECT_FALSE(reader.t->can_scatter("nowhere:x:0", e1->descriptors()[0])) << "no path reaches it";
+}
+
 TEST(MultiTransport, MemoryOutsideAPoolIsExposedOnTheOtherPaths) {
   std::vector<unsigned char> pool(8192);
   Process reader("A", "r", true, pool.data(), pool.size());

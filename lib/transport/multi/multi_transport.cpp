@@ -153,7 +153,8 @@ std::unique_ptr<Exposure> MultiTransport::expose(std::span<const MemoryRange> ra
   return std::make_unique<MultiExposure>(std::move(out));
 }
 
-bool MultiTransport::can_read_into(std::string_view endpoint, std::string_view descriptor, MemoryKind dst) const {
+std::optional<MultiTransport::Chosen> MultiTransport::first_path(std::string_view endpoint, std::string_view descriptor,
+                                                                 MemoryKind dst) const {
   try {
     const auto& routes = routes_to(std::string(endpoint));
     const bool listed = multi::is_path_list(descriptor);
@@ -163,28 +164,20 @@ bool MultiTransport::can_read_into(std::string_view endpoint, std::string_view d
     for (const auto& route : routes.usable) {
       const auto& path = *paths_[route.path];
       const auto d = region_on(path, listed, descriptor, regions);
-      if (d && path.can_read_into(route.endpoint, *d, dst)) return true;
+      if (d && path.can_read_into(route.endpoint, *d, dst)) return Chosen{&path, route.endpoint, std::string(*d)};
     }
   } catch (const TransportError&) {
   }
-  return false;
+  return std::nullopt;
+}
+
+bool MultiTransport::can_read_into(std::string_view endpoint, std::string_view descriptor, MemoryKind dst) const {
+  return first_path(endpoint, descriptor, dst).has_value();
 }
 
 bool MultiTransport::can_scatter(std::string_view endpoint, std::string_view descriptor) const {
-  try {
-    const auto& routes = routes_to(std::string(endpoint));
-    const bool listed = multi::is_path_list(descriptor);
-    const auto regions =
-        listed ? multi::decode_path_list(descriptor, limits::kMaxRegionDescriptorBytes, "region descriptor")
-               : multi::PathList{};
-    for (const auto& route : routes.usable) {
-      const auto& path = *paths_[route.path];
-      const auto d = region_on(path, listed, descriptor, regions);
-      if (d && path.can_read_into(route.endpoint, *d, MemoryKind::kHost)) return path.can_scatter(route.endpoint, *d);
-    }
-  } catch (const TransportError&) {
-  }
-  return false;
+  const auto chosen = first_path(endpoint, descriptor, MemoryKind::kHost);
+  return chosen && chosen->path->can_scatter(chosen->endpoint, chosen->descriptor);
 }
 
 std::optional<std::string_view> MultiTransport::region_on(const Transport& path, bool listed,

@@ -77,6 +77,15 @@ class MultiTransport final : public Transport {
   };
   const Routes& routes_to(const std::string& endpoint) const;
   // The region's descriptor on `path` (`descriptor` itself when it is not a path list).
+  // The path post() would route a read of `descriptor` at `endpoint` into `dst` memory to, with
+  // the route's endpoint and the region's descriptor on that path; nullopt when there is none
+  // (or the endpoint or descriptor does not parse).
+  struct Chosen {
+    const Transport* path = nullptr;
+    std::string endpoint;
+    std::string descriptor;
+  };
+  std::optional<Chosen> first_path(std::string_view endpoint, std::string_view descriptor, MemoryKind dst) const;
   static std::optional<std::string_view> region_on(const Transport& path, bool listed, std::string_view descriptor,
                                                    const multi::PathList& regions);
   std::string names() const;
