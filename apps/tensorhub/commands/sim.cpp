@@ -70,6 +70,17 @@ void apply_preset(SimFlags& f, const po::variables_map& vm) {
     set("chunk", f.chunk, std::string("512KiB"));
     set("readers", f.readers, std::string("2,4,8"));
     set("goodput", t.goodput, 0.955);
+  } else if (f.preset == "reshard") {  // a TP=8 trainer host, TP=2 rollouts pulling their own boxes
+    set("gpus-per-host", t.gpus_per_host, 8u);
+    set("nic-gbps", t.nic_gbps, 400.0);
+    set("trainers", s.trainers, 8u);
+    set("reader-tp", s.reader_tp, 2u);
+    set("size", f.size, std::string("16GiB"));
+    set("chunk", f.chunk, std::string("4MiB"));
+    set("readers", f.readers, std::string("8,64,256"));
+    set("oversub", t.oversub, 2.0);
+    set("hosts-per-rack", f.hosts_per_rack, 16u);
+    if (f.methods.empty()) f.methods = "tensorhub,star,ring,tree,ckpt";
   } else if (f.preset == "standalone" || f.preset == "crossdc" || f.preset == "elastic") {  // scenarios (a) (c) (b)
     set("gpus-per-host", t.gpus_per_host, 8u);
     set("nic-gbps", t.nic_gbps, 400.0);
@@ -90,7 +101,7 @@ void apply_preset(SimFlags& f, const po::variables_map& vm) {
       if (f.methods.empty()) f.methods = "tensorhub";
     }
   } else {
-    throw UserError("--preset must be netsim, standalone, crossdc or elastic (got '" + f.preset + "')");
+    throw UserError("--preset must be netsim, standalone, crossdc, elastic or reshard (got '" + f.preset + "')");
   }
   if (f.methods.empty()) f.methods = "tensorhub,star,ring,tree,store,ckpt";
 }
@@ -174,11 +185,13 @@ int cmd_sim(const Args& args) {
                 "emulated cluster), standalone (scenario a: 64 trainer GPUs, 100 GiB, 8 x 400 Gb/s per host,\n"
                 "racks of 16 hosts, spine oversubscribed 2:1), crossdc (scenario c: the same over 2 DCs with a\n"
                 "100 Gb/s WAN), elastic (scenario b: standalone, 960 GPUs pull at t = 0 and 64 join in waves of 8\n"
-                "every 50 ms from 100 ms; each joiner's time and the trainer bytes joiners cost). Ratios are to the\n"
-                "lower bound max(S/reader NIC, S/trainer NICs, S/WAN).\n"));
+                "every 50 ms from 100 ms; each joiner's time and the trainer bytes joiners cost), reshard (a TP=8\n"
+                "trainer host, 16 GiB, readers in TP=2 rollout groups each pulling its own box: --reader-tp,\n"
+                "--reshard-dim). Ratios are to the lower bound max(reader bytes/reader NIC, bytes wanted/trainer\n"
+                "NICs, bytes wanted in DC 1/WAN).\n"));
   desc.add_options()("preset", po::value(&f.preset)->default_value(f.preset),
-                     "netsim | standalone | crossdc | elastic")("readers", po::value(&f.readers)->default_value(""),
-                                                                "comma-separated reader counts N")(
+                     "netsim | standalone | crossdc | elastic | reshard")(
+      "readers", po::value(&f.readers)->default_value(""), "comma-separated reader counts N")(
       "methods", po::value(&f.methods)->default_value(""), "tensorhub,tensorhub-chunk,star,ring,tree,store,ckpt")(
       "size", po::value(&f.size)->default_value(""), "model bytes S (e.g. 64MiB, 100GB)")(
       "chunk", po::value(&f.chunk)->default_value(""), "chunk bytes")(
@@ -212,7 +225,12 @@ int cmd_sim(const Args& args) {
       "join-wave", po::value(&s.join_wave)->default_value(s.join_wave), "joiners arrive this many at a time")(
       "join-start-ms", po::value(&f.join_start_ms)->default_value(f.join_start_ms), "the first wave arrives then")(
       "join-every-ms", po::value(&f.join_every_ms)->default_value(f.join_every_ms), "one wave every this many ms")(
-      "json", po::value(&f.json), "write the results to this JSON file");
+      "reader-tp", po::value(&s.reader_tp)->default_value(s.reader_tp),
+      "resharding (tensorhub; 0 = whole model): reader i is TP rank i mod P and pulls only its box of\n"
+      "the trainers' TP = --trainers layout; the baselines still move the whole model")(
+      "reshard-dim", po::value(&s.reshard_dim)->default_value(s.reshard_dim),
+      "with --reader-tp: 0 = column-parallel cut (a reader relays the trainer shards its box holds),\n"
+      "1 = row-parallel (strided boxes: no relay)")("json", po::value(&f.json), "write the results to this JSON file");
   po::variables_map vm;
   if (!parse_options("sim", desc, args, vm)) return 0;
   apply_preset(f, vm);
@@ -224,6 +242,7 @@ int cmd_sim(const Args& args) {
     throw UserError("--join-start-ms and --join-every-ms must be in [0, 1e7]");
   }
   if (s.join_wave == 0) throw UserError("--join-wave must be at least 1");
+  sim::check_reshard(s);
   s.join_start_s = f.join_start_ms / 1e3;
   s.join_every_s = f.join_every_ms / 1e3;
   s.model_bytes = static_cast<double>(parse_bytes(f.size));
@@ -242,9 +261,13 @@ int cmd_sim(const Args& args) {
     size_topology(f, n);
     std::printf(
         "tensorhub sim %s: N = %u readers, %u trainers, S = %s in %.0f chunks, %u DC(s), %u rack(s)/DC of %u "
-        "hosts x %u GPUs, NIC %s Gbit/s\n",
+        "hosts x %u GPUs, NIC %s Gbit/s%s\n",
         f.preset.c_str(), n, s.trainers, format_bytes(static_cast<std::uint64_t>(s.model_bytes)).c_str(), chunks, t.dcs,
-        t.racks_per_dc, t.hosts_per_rack, t.gpus_per_host, fmt(t.nic_gbps, 1).c_str());
+        t.racks_per_dc, t.hosts_per_rack, t.gpus_per_host, fmt(t.nic_gbps, 1).c_str(),
+        s.reader_tp == 0 ? ""
+                         : (", readers TP=" + std::to_string(s.reader_tp) + " cut along dim " +
+                            std::to_string(s.reshard_dim) + " (trainers TP=" + std::to_string(s.trainers) + ")")
+                               .c_str());
     std::printf("%15s %9s %10s %7s %10s %9s %8s %8s %9s %9s %8s\n", "method", "protocol", "last s", "x LB", "mean s",
                 "trainer/S", "spine/S", "WAN/S", "msgs/rd", "coord ms", "wall s");
     nlohmann::json mj = nlohmann::json::array();
@@ -289,6 +312,8 @@ int cmd_sim(const Args& args) {
                     {"plan_rails", s.plan_rails},
                     {"rpc_ms", rpc_ms},
                     {"hop_latency_ms", hop_ms},
+                    {"reader_tp", s.reader_tp},
+                    {"reshard_dim", s.reshard_dim},
                     {"methods", mj}});
   }
   if (!f.json.empty()) {

@@ -32,6 +32,15 @@ struct Matched {
   std::vector<transfer::Destination> boxes;
 };
 
+// The destination offset of published tensor `d.tensor` (of `bytes` bytes) when box destination
+// `d` holds all of it in one contiguous segment.
+std::optional<std::uint64_t> whole_run(const transfer::Destination& d, std::uint64_t bytes) {
+  if (d.runs.size() != 1) return std::nullopt;
+  const auto& r = d.runs.front();
+  if (r.src != 0 || r.length != bytes || r.count != 1) return std::nullopt;
+  return r.dst;
+}
+
 Matched match_destinations(const Manifest& m, std::span<const Tensor> into, HubDevice& device) {
   const std::string what = vname(m.model, m.version);
   Matched out;
@@ -44,9 +53,9 @@ Matched match_destinations(const Manifest& m, std::span<const Tensor> into, HubD
         const auto& d = boxes->front();
         out.tensors.push_back(Tensor{m.tensors[d.tensor].spec, t.data, t.bytes, t.memory});
         out.dests.push_back(d);
-      } else {
-        out.boxes.insert(out.boxes.end(), boxes->begin(), boxes->end());
+        continue;
       }
+      out.boxes.insert(out.boxes.end(), boxes->begin(), boxes->end());
       continue;
     }
     const auto idx = m.find(t.spec.name);
@@ -71,6 +80,20 @@ Matched match_destinations(const Manifest& m, std::span<const Tensor> into, HubD
       throw UserError("pull: two destinations are all of tensor '" + m.tensors[d.tensor].spec.name + "' of " + what);
     }
   }
+  // A published box a box destination holds whole and contiguous (a dim-0 cut: FSDP,
+  // column-parallel TP) is that tensor at an offset: read in place, and relayed, as it is.
+  std::vector<transfer::Destination> boxes;
+  for (auto& d : out.boxes) {
+    const auto& spec = m.tensors[d.tensor].spec;
+    if (const auto at = whole_run(d, spec.bytes()); at && whole.insert(d.tensor).second) {
+      auto* base = static_cast<unsigned char*>(d.data) + *at;
+      out.tensors.push_back(Tensor{spec, base, spec.bytes(), d.memory});
+      out.dests.push_back(transfer::Destination{d.tensor, base, d.memory, {}});
+    } else {
+      boxes.push_back(std::move(d));
+    }
+  }
+  out.boxes = std::move(boxes);
   return out;
 }
 
@@ -158,10 +181,11 @@ std::unique_ptr<PullJob> Puller::prepare(const std::string& model, const Version
 
   // A publisher of this version cannot also be its relay holder: it serves its shard, not the
   // tensors it pulls. Otherwise offer only the new buffers (the coordinator merges them into
-  // an earlier offer of this version). A pull into boxes does not relay: its buffers do not hold
-  // whole chunks of the published tensors.
+  // an earlier offer of this version). Box destinations that are not whole published tensors
+  // are not offered: they hold parts of chunks, or chunks strided (the engine announces none of
+  // their chunks); a pull of nothing else does not relay.
   job->relay =
-      options.relay && job->boxes.empty() && !table_.has_origin(model, m.version) && device_relayable(m, *job, ctx_);
+      options.relay && !job->rest.empty() && !table_.has_origin(model, m.version) && device_relayable(m, *job, ctx_);
   if (const auto partial = job->relay ? table_.relays_naming(model, m.version, job->rest) : std::nullopt) {
     try {
       withdraw_(*partial);

@@ -42,6 +42,62 @@ std::pair<double, double> shard_range(const Scenario& s, std::uint32_t t) {
   return {b, std::min(s.model_bytes, b + per)};
 }
 
+namespace {
+
+// Bytes in the union of the ranges.
+double union_bytes(std::vector<std::pair<double, double>> v) {
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  double end = 0;
+  for (const auto& [b, e] : v) {
+    const double from = std::max(b, end);
+    if (e > from) sum += e - from;
+    end = std::max(end, e);
+  }
+  return sum;
+}
+
+}  // namespace
+
+std::vector<std::pair<double, double>> reader_ranges(const Scenario& s, std::uint32_t i) {
+  const double S = s.model_bytes;
+  if (s.reader_tp == 0) return {{0.0, S}};
+  const double P = s.reader_tp;
+  const double k = i % s.reader_tp;
+  if (s.reshard_dim == 0) return {{S * k / P, S * (k + 1) / P}};
+  std::vector<std::pair<double, double>> out;
+  const double T = s.trainers;
+  for (std::uint32_t t = 0; t < s.trainers; ++t) {
+    const auto [b, e] = shard_range(s, t);
+    if (e <= b || !(t * P < (k + 1) * T && k * T < (t + 1) * P)) continue;  // columns do not meet
+    if (!out.empty() && out.back().second == b) {
+      out.back().second = e;
+    } else {
+      out.emplace_back(b, e);
+    }
+  }
+  return out;
+}
+
+double reader_bytes(const Scenario& s, std::uint32_t i) {
+  double sum = 0;
+  for (const auto& [b, e] : reader_ranges(s, i)) sum += e - b;
+  return sum;
+}
+
+bool relays_shard(const Scenario& s, std::uint32_t i, std::uint32_t t) {
+  if (s.reader_tp == 0) return true;
+  if (s.reshard_dim != 0) return false;
+  const auto [b, e] = shard_range(s, t);
+  const auto r = reader_ranges(s, i).front();
+  return r.first <= b && e <= r.second;
+}
+
+void check_reshard(const Scenario& s) {
+  if (s.reader_tp > 4096) throw UserError("sim: reader TP " + std::to_string(s.reader_tp) + " is above 4096");
+  if (s.reshard_dim > 1) throw UserError("sim: the reshard dimension must be 0 or 1");
+}
+
 double lower_bound_s(const Scenario& s, const Network& net) {
   const auto& links = net.links();
   const auto readers = reader_nodes(s, net);
@@ -49,16 +105,23 @@ double lower_bound_s(const Scenario& s, const Network& net) {
   // no trainer crosses one of the host's NICs.
   double lb = 0;
   const std::uint32_t g = s.topo.gpus_per_host;
-  for (auto r : readers) {
-    const Node& n = net.node(r);
-    lb = std::max(lb, s.model_bytes / (links[n.nic_down].capacity + (g > 1 ? links[n.nvl_down].capacity : 0.0)));
-    if (n.host >= (s.trainers + g - 1) / g) lb = std::max(lb, s.model_bytes / (links[n.nic_down].capacity * g));
+  for (std::uint32_t i = 0; i < readers.size(); ++i) {
+    const Node& n = net.node(readers[i]);
+    const double bytes = reader_bytes(s, i);
+    lb = std::max(lb, bytes / (links[n.nic_down].capacity + (g > 1 ? links[n.nvl_down].capacity : 0.0)));
+    if (n.host >= (s.trainers + g - 1) / g) lb = std::max(lb, bytes / (links[n.nic_down].capacity * g));
   }
   double up = 0;
   for (auto t : trainer_nodes(s, net)) up += links[net.node(t).nic_up].capacity;
-  lb = std::max(lb, s.model_bytes / up);
-  const bool remote = std::any_of(readers.begin(), readers.end(), [&](auto r) { return net.node(r).dc != 0; });
-  if (remote) lb = std::max(lb, s.model_bytes / (s.topo.wan_gbps * 1e9 / 8 * s.topo.goodput));
+  // What some reader pulls leaves the trainers once; what some reader in DC 1 pulls crosses the WAN.
+  std::vector<std::pair<double, double>> wanted, remote;
+  for (std::uint32_t i = 0; i < readers.size(); ++i) {
+    auto r = reader_ranges(s, i);
+    wanted.insert(wanted.end(), r.begin(), r.end());
+    if (net.node(readers[i]).dc != 0) remote.insert(remote.end(), r.begin(), r.end());
+  }
+  lb = std::max(lb, union_bytes(std::move(wanted)) / up);
+  if (!remote.empty()) lb = std::max(lb, union_bytes(std::move(remote)) / (s.topo.wan_gbps * 1e9 / 8 * s.topo.goodput));
   return lb;
 }
 
@@ -76,6 +139,11 @@ MethodResult run_method(const std::string& method, const Scenario& s) {
     throw UserError("sim: elastic joins (joiners) are simulated for the tensorhub method only, not '" + method + "'");
   }
   if (s.joiners > s.readers) throw UserError("sim: more joiners than readers");
+  check_reshard(s);
+  if (s.reader_tp > 0 && method == "tensorhub-chunk") {
+    throw UserError("sim: resharding (reader TP) is simulated for the tensorhub method and the baselines, not '" +
+                    method + "'");
+  }
   const auto t0 = std::chrono::steady_clock::now();
   MethodResult r = method == "tensorhub"         ? run_tensorhub_plan(s)
                    : method == "tensorhub-chunk" ? run_tensorhub_chunk(s)

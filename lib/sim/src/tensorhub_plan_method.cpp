@@ -1,7 +1,8 @@
 // The tensorhub method: plan-based pulls (PullEngine's plan mode, lib/transfer/src/plan_reader.*)
 // against the real tensorhub::coord::Coordinator, in-process, on the virtual clock
 // (coord_run.hpp). Each simulated reader, like PlanReader:
-//   resolve; offer_relay (its buffers and progress bytes); plan every chunk (one range);
+//   resolve; offer_relay (its buffers and progress bytes; a box reader only the trainer shards
+//   its box holds whole and contiguous, Scenario::reader_tp); plan every chunk it pulls;
 //   read the planned pieces (a step, cut where its source's own pieces end) lowest first, each
 //   as soon as its source holds it or is receiving it (the source's progress bytes, read
 //   one-sidedly in the product, cost no coordinator call: here the source's byte coverage);
@@ -94,6 +95,9 @@ class PlanRun : CoordRun {
     std::set<std::uint32_t> bounds;       // where its planned pieces begin and end
     std::set<std::uint32_t> blocked_on;   // source nodes it waits on (blocked_)
     std::vector<coord::ChunkRange> held;  // since the last report
+    std::uint32_t want = 0;               // chunks it pulls (all, or its box's: Scenario::reader_tp)
+    std::vector<bool> relayed;            // by manifest tensor: offered as a relay
+    bool relays = false;                  // some tensor is
     std::uint32_t done = 0, next_report = 0;
     std::size_t reading = 0;       // pieces being read
     std::size_t full[2] = {0, 0};  // of those, per class (0 off host, 1 on it): source had all of it
@@ -110,17 +114,41 @@ class PlanRun : CoordRun {
     Reader& r = rs_[i];
     reader_of_[r.id] = i;
     r.seq = resolve(i, r.id);
-    coord::RelayOffer offer{r.id, "policy", 1, std::vector<std::string>(manifest_.tensors.size(), "sim"), "sim"};
-    call([&] {
-      coord_.offer_relay(offer);
-      return 0;
-    });
-    r.next_report = quarter();
-    r.waiting.push_back(coord::ChunkRange{0, chunks()});
+    // A box reader offers the trainer shards it relays (relays_shard), if any.
+    std::vector<std::string> regions(manifest_.tensors.size());
+    r.relayed.assign(manifest_.tensors.size(), false);
+    for (std::size_t t = 0; t < regions.size(); ++t) {
+      r.relayed[t] = relays_shard(s_, i, manifest_.tensors[t].shard);
+      if (r.relayed[t]) regions[t] = "sim";
+      r.relays |= r.relayed[t];
+    }
+    if (r.relays) {
+      coord::RelayOffer offer{r.id, "policy", 1, std::move(regions), "sim"};
+      call([&] {
+        coord_.offer_relay(offer);
+        return 0;
+      });
+    }
+    // The chunks its ranges meet (whole chunks, as the product reads them).
+    const auto ranges = reader_ranges(s_, i);
+    for (std::uint32_t c = 0; c < chunks(); ++c) {
+      const auto [b, e] = bytes_of(c, 1);
+      const bool meets =
+          std::any_of(ranges.begin(), ranges.end(), [&](const auto& x) { return b < x.second && x.first < e; });
+      if (!meets) continue;
+      if (!r.waiting.empty() && r.waiting.back().first + r.waiting.back().count == c) {
+        ++r.waiting.back().count;
+      } else {
+        r.waiting.push_back(coord::ChunkRange{c, 1});
+      }
+      ++r.want;
+    }
+    if (r.want == 0) throw ContractViolation("sim tensorhub: a reader pulls no chunk");
+    r.next_report = quarter(r);
     plan(i);
   }
 
-  std::uint32_t quarter() const { return std::max<std::uint32_t>(1, (chunks() + 3) / 4); }
+  static std::uint32_t quarter(const Reader& r) { return std::max<std::uint32_t>(1, (r.want + 3) / 4); }
 
   void plan(std::uint32_t i) {
     Reader& r = rs_[i];
@@ -227,10 +255,17 @@ class PlanRun : CoordRun {
     --r.reading;
     if (full_class >= 0) --r.full[full_class];
     r.done += p.count;
-    r.held.push_back(coord::ChunkRange{p.first, p.count});
-    // PlanReader reports at each quarter of the pull; a piece lands at once here, so the quarters
-    // it crossed are reported when it lands (one call each, as the product makes them).
-    while (r.done >= r.next_report && r.next_report < chunks()) {
+    for (auto c = p.first; c < p.first + p.count; ++c) {  // the chunks of the shards it relays
+      if (!r.relayed[manifest_.chunks[c].tensor]) continue;
+      if (!r.held.empty() && r.held.back().first + r.held.back().count == c) {
+        ++r.held.back().count;
+      } else {
+        r.held.push_back(coord::ChunkRange{c, 1});
+      }
+    }
+    // A relaying PlanReader reports at each quarter of the pull; a piece lands at once here, so
+    // the quarters it crossed are reported when it lands (one call each, as the product makes them).
+    while (r.relays && r.done >= r.next_report && r.next_report < r.want) {
       coord::CompleteRequest c;
       c.reader = r.id;
       c.model = "policy";
@@ -241,9 +276,9 @@ class PlanRun : CoordRun {
         coord_.complete(c);
         return 0;
       });
-      r.next_report += quarter();
+      r.next_report += quarter(r);
     }
-    if (r.done == chunks()) {
+    if (r.done == r.want) {
       coord::CompleteRequest c;
       c.reader = r.id;
       c.model = "policy";

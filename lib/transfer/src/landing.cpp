@@ -27,12 +27,13 @@ Landing::Landing(const Manifest& m, std::span<const Destination> dests, const En
   bool device_memory = false;
   for (const auto& d : dests) {
     require(d.tensor < m.tensors.size(), "destination tensor index out of range");
-    require(d.runs.empty() || !o.relay, "a pull into boxes does not relay");
     const auto& e = m.tensors[d.tensor];
     auto runs = d.runs.empty() ? std::vector<Run>{Run{0, 0, e.spec.bytes(), 1, 0, 0}} : d.runs;
     targets_[d.tensor].push_back(Target{static_cast<unsigned char*>(d.data), d.memory, std::move(runs)});
     device_memory |= d.memory == MemoryKind::kCuda;
   }
+  whole_.assign(targets_.size(), false);
+  for (const auto& d : dests) whole_[d.tensor] = whole_[d.tensor] || d.runs.empty();
   // Slots: a chunk of a device destination may bounce, one of a box destination may be staged.
   for (std::uint32_t t = 0; t < targets_.size(); ++t) {
     const auto& ts = targets_[t];

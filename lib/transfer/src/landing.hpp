@@ -84,6 +84,9 @@ class Landing {
   // never reused.
   void abandon(std::uint32_t chunk) noexcept;
   // Bytes bounced through host memory so far, and the bounce ring's size.
+  // Whether `chunk` lands in a destination that is all of its tensor: only such chunks are
+  // announced by a relaying reader (a box destination holds parts of chunks, or strided ones).
+  bool relays(std::uint32_t chunk) const { return whole_[m_.chunks[chunk].tensor]; }
   std::uint64_t bounced_bytes() const { return bounced_bytes_; }
   // Bytes read into a slot for box destinations and copied out so far.
   std::uint64_t staged_bytes() const { return staged_bytes_; }
@@ -121,6 +124,7 @@ class Landing {
   const Manifest& m_;
   transport::Transport& transport_;
   std::vector<std::vector<Target>> targets_;  // by tensor
+  std::vector<bool> whole_;                   // by tensor: some destination is all of it
   struct DeviceState;
   std::unique_ptr<DeviceState> dev_;  // null without device destinations
   std::vector<Slot> slots_;           // the ring (inflight slots of slot_bytes_), allocated on first use

@@ -269,9 +269,11 @@ void PlanReader::checked_chunk(const Read& r, bool check, bool good, EngineTrace
     }
   }
   trace_.ended(r.trace, r.chunk, r.holder, s.info.origin, true);
-  mark_held(o_.progress_bytes, r.chunk);
   state_[r.chunk] = State::kDone;
-  held_.push_back(r.chunk);
+  if (landing_.relays(r.chunk)) {
+    mark_held(o_.progress_bytes, r.chunk);
+    held_.push_back(r.chunk);
+  }
   auto& src = stats_.sources[r.holder];
   src.bytes += spec.length;
   ++src.chunks;

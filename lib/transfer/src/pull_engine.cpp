@@ -196,9 +196,11 @@ class PullRun {
         }
       }
       trace_.ended(f.trace, f.chunk, f.holder, f.origin, true);
-      mark_held(o_.progress_bytes, f.chunk);
       results_.push_back(coord::ChunkResult{f.chunk, f.holder, true});
-      if (o_.relay) held_.push_back(f.chunk);
+      if (o_.relay && landing_.relays(f.chunk)) {
+        mark_held(o_.progress_bytes, f.chunk);
+        held_.push_back(f.chunk);
+      }
       auto& src = stats_.sources[f.holder];
       src.bytes += spec.length;
       ++src.chunks;

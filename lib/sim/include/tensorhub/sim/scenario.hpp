@@ -39,6 +39,16 @@ struct Scenario {
   std::uint32_t join_wave = 1;
   double join_start_s = 0;
   double join_every_s = 0;
+  // Resharding (tensorhub only; 0: every reader pulls the whole model): reader i is rank
+  // i % reader_tp of a rollout TP group of reader_tp and pulls only its box. The trainers are a
+  // TP group of `trainers` cut the same way (shard t is box t). reshard_dim 0 (column-parallel,
+  // FSDP): rank k's box is the bytes [k S / P, (k + 1) S / P) in shard order, and it relays the
+  // trainer shards its box holds whole. 1 (row-parallel): every chunk of each trainer shard whose
+  // columns meet its own (a chunk holds rows, all their columns), and it relays nothing (the
+  // product does not offer strided boxes). Baselines always move the whole model, as peers do
+  // that gather full tensors on a trainer rank and broadcast them.
+  std::uint32_t reader_tp = 0;
+  std::uint32_t reshard_dim = 0;
 };
 
 // When joiner `j` (0-based) of `s` arrives.
@@ -66,7 +76,14 @@ std::vector<std::uint32_t> trainer_nodes(const Scenario& s, const Network& net);
 std::vector<std::uint32_t> reader_nodes(const Scenario& s, const Network& net);
 // [begin, end) bytes of trainer t's shard (chunk-aligned, the last one shorter).
 std::pair<double, double> shard_range(const Scenario& s, std::uint32_t t);
-// max(S / reader NIC + NVLink, S / a reader host's NICs, S / all trainers' NICs, S / WAN when
+// The byte ranges of the model reader i pulls (disjoint, ascending): [0, S) without reader_tp.
+std::vector<std::pair<double, double>> reader_ranges(const Scenario& s, std::uint32_t i);
+double reader_bytes(const Scenario& s, std::uint32_t i);
+// Whether reader i relays trainer t's shard: it pulls all of it, contiguous (Scenario::reader_tp).
+bool relays_shard(const Scenario& s, std::uint32_t i, std::uint32_t t);
+// UserError when reader_tp / reshard_dim are out of range.
+void check_reshard(const Scenario& s);
+// max(each reader's bytes / its NIC + NVLink, S / a reader host's NICs, S / all trainers' NICs, S / WAN when
 // readers are in the other DC).
 double lower_bound_s(const Scenario& s, const Network& net);
 
