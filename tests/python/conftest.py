@@ -14,6 +14,24 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def job_token():
+    """The token every hub of the session joins with. A hub that starts its own coordinator uses
+    TENSORHUB_TOKEN / TENSORHUB_TOKEN_FILE / ~/.tensorhub/token when one is there, else a fresh
+    secret that a second hub joining it by address cannot know. Without this, the tests that join
+    a hub in the same process passed only after `tensorhub serve` (another test) had written
+    ~/.tensorhub/token: here it is written first, as serve writes it (mode 600)."""
+    if not (os.environ.get("TENSORHUB_TOKEN") or os.environ.get("TENSORHUB_TOKEN_FILE")):
+        path = os.path.join(os.path.expanduser("~"), ".tensorhub", "token")
+        if not os.path.exists(path):
+            import secrets
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_hex(32) + "\n")
+    yield
+
+
 @pytest.fixture
 def tensorhub_bin() -> str:
     path = os.environ.get("TENSORHUB_BIN", "")
