@@ -59,6 +59,14 @@ void apply_preset(SimFlags& f, const po::variables_map& vm) {
   };
   auto& s = f.s;
   auto& t = s.topo;
+  // The full-size cluster of the scenarios: 8 GPUs x 400 Gb/s per host, racks of 16, spine 2:1.
+  const auto full_size = [&] {
+    set("gpus-per-host", t.gpus_per_host, 8u);
+    set("nic-gbps", t.nic_gbps, 400.0);
+    set("chunk", f.chunk, std::string("4MiB"));
+    set("oversub", t.oversub, 2.0);
+    set("hosts-per-rack", f.hosts_per_rack, 16u);
+  };
   if (f.preset == "netsim") {  // scripts/bench/fanout.sh: one trainer, N readers, one storage host
     set("gpus-per-host", t.gpus_per_host, 1u);
     set("nic-gbps", t.nic_gbps, 0.1);
@@ -71,26 +79,18 @@ void apply_preset(SimFlags& f, const po::variables_map& vm) {
     set("readers", f.readers, std::string("2,4,8"));
     set("goodput", t.goodput, 0.955);
   } else if (f.preset == "reshard") {  // a TP=8 trainer host, TP=2 rollouts pulling their own boxes
-    set("gpus-per-host", t.gpus_per_host, 8u);
-    set("nic-gbps", t.nic_gbps, 400.0);
+    full_size();
     set("trainers", s.trainers, 8u);
     set("reader-tp", s.reader_tp, 2u);
     set("size", f.size, std::string("16GiB"));
-    set("chunk", f.chunk, std::string("4MiB"));
     set("readers", f.readers, std::string("8,64,256"));
-    set("oversub", t.oversub, 2.0);
-    set("hosts-per-rack", f.hosts_per_rack, 16u);
     if (f.methods.empty()) f.methods = "tensorhub,star,ring,tree,ckpt";
   } else if (f.preset == "standalone" || f.preset == "crossdc" || f.preset == "elastic") {  // scenarios (a) (c) (b)
-    set("gpus-per-host", t.gpus_per_host, 8u);
-    set("nic-gbps", t.nic_gbps, 400.0);
+    full_size();
     set("storage", t.storage, 8u);
     set("trainers", s.trainers, 64u);
     set("size", f.size, std::string("100GiB"));
-    set("chunk", f.chunk, std::string("4MiB"));
     set("readers", f.readers, std::string("8,64,256,1024"));
-    set("oversub", t.oversub, 2.0);
-    set("hosts-per-rack", f.hosts_per_rack, 16u);
     if (f.preset == "crossdc") set("dcs", t.dcs, 2u);
     if (f.preset == "elastic") {  // (b): 64 spot GPUs join 960 pulling ones, during and after the pull
       set("readers", f.readers, std::string("1024"));
