@@ -83,8 +83,8 @@ double reader_bytes(const Scenario& s, std::uint32_t i);
 bool relays_shard(const Scenario& s, std::uint32_t i, std::uint32_t t);
 // UserError when reader_tp / reshard_dim are out of range.
 void check_reshard(const Scenario& s);
-// max(each reader's bytes / its NIC + NVLink, S / a reader host's NICs, S / all trainers' NICs, S / WAN when
-// readers are in the other DC).
+// max(each reader's bytes / its NIC + NVLink, and / its host's NICs when no trainer is there;
+// the bytes some reader pulls / all trainers' NICs; the bytes some reader in DC 1 pulls / WAN).
 double lower_bound_s(const Scenario& s, const Network& net);
 
 const std::vector<std::string>& method_names();
