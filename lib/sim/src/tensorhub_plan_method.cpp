@@ -132,9 +132,9 @@ class PlanRun : CoordRun {
     // The chunks its ranges meet (whole chunks, as the product reads them).
     const auto ranges = reader_ranges(s_, i);
     for (std::uint32_t c = 0; c < chunks(); ++c) {
-      const auto [b, e] = bytes_of(c, 1);
-      const bool meets =
-          std::any_of(ranges.begin(), ranges.end(), [&](const auto& x) { return b < x.second && x.first < e; });
+      const auto span = bytes_of(c, 1);  // not a structured binding: Clang 14 cannot capture one
+      const bool meets = std::any_of(ranges.begin(), ranges.end(),
+                                     [&](const auto& x) { return span.first < x.second && x.first < span.second; });
       if (!meets) continue;
       if (!r.waiting.empty() && r.waiting.back().first + r.waiting.back().count == c) {
         ++r.waiting.back().count;
