@@ -101,6 +101,54 @@ TEST_F(CmaTransportTest, ScattersAReadIntoPieces) {
   EXPECT_EQ(reader.in_flight(), 0u);
 }
 
+// A read that asks for a digest (ReadOp::digest) is hashed part by part as it is copied
+// (digest_block bytes per process_vm_readv): the completion's digest is the checksum of the bytes
+// that landed, contiguous or scattered, whatever the parts; a read without one carries none.
+TEST_F(CmaTransportTest, DigestsWhatLandedPartByPart) {
+  test::ForkedHolder h(4, 1, 11);
+  CmaOptions o;
+  o.chunk = 1 * kMiB;
+  o.digest_block = 100000;  // parts that cut pieces, and not a divisor of the read
+  CmaTransport reader(o);
+  const std::uint64_t n = 3 * kMiB + 5;
+  const auto wait = [&] {
+    std::vector<Completion> done;
+    const auto end = Clock::now() + 30s;
+    while (done.empty() && Clock::now() < end) {
+      reader.poll(done);
+      std::this_thread::sleep_for(100us);
+    }
+    return done;
+  };
+  for (const auto algorithm : {ChecksumAlgorithm::kXxh3_64, ChecksumAlgorithm::kXxh64}) {
+    SCOPED_TRACE(checksum_algorithm_name(algorithm));
+    std::vector<unsigned char> flat(n);
+    ReadOp op{h.endpoint(), h.descriptors()[0], 8, flat.data(), n, 1};
+    op.digest = algorithm;
+    reader.post(op);
+    auto done = wait();
+    ASSERT_EQ(done.size(), 1u);
+    ASSERT_TRUE(done[0].ok) << done[0].error;
+    ASSERT_TRUE(done[0].digest.has_value());
+    EXPECT_EQ(*done[0].digest, checksum64(algorithm, flat.data(), n));
+    // The same bytes scattered into 999-byte pieces 2 apart: the same digest.
+    std::vector<unsigned char> spread(2 * n + 2);
+    op.dst = spread.data();
+    for (std::uint64_t at = 0; at < n; at += 999)
+      op.pieces.push_back(Piece{2 * at, std::min<std::uint64_t>(999, n - at)});
+    reader.post(op);
+    done = wait();
+    ASSERT_EQ(done.size(), 1u);
+    ASSERT_TRUE(done[0].ok) << done[0].error;
+    ASSERT_TRUE(done[0].digest.has_value());
+    EXPECT_EQ(*done[0].digest, checksum64(algorithm, flat.data(), n));
+  }
+  std::vector<unsigned char> plain(1000);
+  const auto c = read_one(reader, h.endpoint(), h.descriptors()[0], plain.data(), plain.size());
+  ASSERT_TRUE(c.ok) << c.error;
+  EXPECT_FALSE(c.digest.has_value()) << "no digest asked for";
+}
+
 TEST_F(CmaTransportTest, ReachesTheSameHostOnly) {
   CmaTransport t;
   EXPECT_EQ(t.name(), "cma");

@@ -94,6 +94,7 @@ class TickTransport final : public transport::Transport {
   std::function<void(const transport::ReadOp&)> on_post;  // may be empty
   std::vector<transport::ReadOp> posted;                  // every read asked for, in order
   bool scatter = true;                                    // can_scatter's answer
+  bool digest = false;  // whether reads return the digest asked for (LocalTransport does), or the engine hashes
 
   std::string_view name() const override { return inner_.name(); }
   const std::string& endpoint() const override { return inner_.endpoint(); }
@@ -107,7 +108,10 @@ class TickTransport final : public transport::Transport {
   void post(const transport::ReadOp& op) override {
     posted.push_back(op);
     if (on_post) on_post(op);
-    inner_.post(op);
+    if (digest) return inner_.post(op);
+    transport::ReadOp plain = op;
+    plain.digest.reset();
+    inner_.post(plain);
   }
   void poll(std::vector<transport::Completion>& out) override {
     if (tick) tick();

@@ -294,6 +294,7 @@ PullResult Puller::finish(PullJob& job, std::exception_ptr error) {
   result.bounced_bytes = job.stats.bounced_bytes;
   result.staged_bytes = job.stats.staged_bytes;
   result.scattered_bytes = job.stats.scattered_bytes;
+  result.digested_bytes = job.stats.digested_bytes;
   return result;
 }
 

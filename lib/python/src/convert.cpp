@@ -55,6 +55,7 @@ py::dict to_dict(const PullResult& r) {
   d["local_bytes"] = r.local_bytes;
   d["staged_bytes"] = r.staged_bytes;
   d["scattered_bytes"] = r.scattered_bytes;
+  d["digested_bytes"] = r.digested_bytes;
   return d;
 }
 

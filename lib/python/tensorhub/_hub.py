@@ -74,6 +74,7 @@ class PullResult:
     local_bytes: int
     staged_bytes: int  # box destinations: read into a staging slot, verified, copied out
     scattered_bytes: int  # box destinations: read straight into strided rows of the destination
+    digested_bytes: int  # checked by the digest the data path computed while copying (cma)
     tensors: dict[str, Any]
 
     @property

@@ -22,7 +22,7 @@ struct Landing::DeviceState {
 
 Landing::Landing(const Manifest& m, std::span<const Destination> dests, const EngineOptions& o,
                  transport::Transport& transport)
-    : m_(m), transport_(transport), scatter_reads_(o.scatter_reads) {
+    : m_(m), transport_(transport), scatter_reads_(o.scatter_reads), digest_(o.verify || o.relay) {
   targets_.resize(m.tensors.size());
   bool device_memory = false;
   for (const auto& d : dests) {
@@ -150,6 +150,8 @@ transport::ReadOp Landing::read_op(std::uint32_t chunk, const std::string& endpo
   const auto& spec = m_.chunks[chunk];
   const Place p = place(chunk);
   transport::ReadOp op{endpoint, descriptor, offset, p.to, spec.length, 0};
+  // A chunk landing in host memory: the path may hash it as it copies (ReadOp::digest).
+  if (digest_ && (p.to == nullptr || p.memory != MemoryKind::kCuda)) op.digest = m_.checksum_algorithm;
   if (p.to == nullptr) {
     if (scatter_reads_ && transport_.can_scatter(endpoint, descriptor)) {
       if (auto pieces = scatter_pieces(chunk); !pieces.empty()) {
@@ -215,9 +217,11 @@ std::function<void()> Landing::host_scatter(std::uint32_t chunk) const {
   return [this, chunk, bytes] { scatter(chunk, bytes); };  // host memcpy only: safe on another thread
 }
 
-bool Landing::land_staged(std::uint32_t chunk, Slot& slot, bool check) {
+bool Landing::land_staged(std::uint32_t chunk, Slot& slot, bool check, std::optional<std::uint64_t> digest) {
   const auto& spec = m_.chunks[chunk];
-  if (check && checksum64(m_.checksum_algorithm, slot.bytes.get(), spec.length) != spec.checksum) return false;
+  if (check && digest.value_or(checksum64(m_.checksum_algorithm, slot.bytes.get(), spec.length)) != spec.checksum) {
+    return false;
+  }
   scatter(chunk, slot.bytes.get());
   staged_bytes_ += spec.length;
   return true;
@@ -241,11 +245,13 @@ void Landing::finish_staged(std::uint32_t chunk, bool good, bool copied) {
   free_slot(chunk);
 }
 
-bool Landing::land(std::uint32_t chunk, bool check) {
+bool Landing::land(std::uint32_t chunk, bool check, std::optional<std::uint64_t> digest) {
   const auto& spec = m_.chunks[chunk];
+  if (check && digest) digested_bytes_ += spec.length;
   if (const auto it = scattered_.find(chunk); it != scattered_.end()) {
-    const bool good = !check || scattered_checksum(m_.checksum_algorithm, targets_[spec.tensor].front().data,
-                                                   it->second) == spec.checksum;
+    const bool good = !check || (digest ? *digest
+                                        : scattered_checksum(m_.checksum_algorithm, targets_[spec.tensor].front().data,
+                                                             it->second)) == spec.checksum;
     finish_scattered(chunk, good);
     return good;
   }
@@ -254,7 +260,7 @@ bool Landing::land(std::uint32_t chunk, bool check) {
     const bool staged = it->second.staged;
     try {
       if (staged) {
-        const bool good = land_staged(chunk, slot, check);
+        const bool good = land_staged(chunk, slot, check, digest);
         free_slot(chunk);
         return good;
       }
@@ -270,8 +276,9 @@ bool Landing::land(std::uint32_t chunk, bool check) {
     bounced_bytes_ += spec.length;
   }
   const Place p = place(chunk);
-  if (p.memory != MemoryKind::kCuda)
-    return !check || checksum64(m_.checksum_algorithm, p.to, spec.length) == spec.checksum;
+  if (p.memory != MemoryKind::kCuda) {
+    return !check || (digest ? *digest : checksum64(m_.checksum_algorithm, p.to, spec.length)) == spec.checksum;
+  }
   if (!check) return true;
   const auto sums = dev_->device.xxh3_64_chunks(p.to, spec.length, spec.length, dev_->stream);
   return sums.size() == 1 && sums.front() == spec.checksum;

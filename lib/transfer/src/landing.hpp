@@ -40,14 +40,16 @@ class Landing {
   Landing& operator=(const Landing&) = delete;
 
   // The read of `chunk` from region `descriptor` of `endpoint` (tag 0): its destination is the
-  // chunk's bytes in the destination buffer, or a bounce slot (held until land/release).
+  // chunk's bytes in the destination buffer, or a bounce slot (held until land/release). A read
+  // into host memory asks for a digest (ReadOp::digest) when the pull checks chunks.
   // ContractViolation if more reads bounce at once than EngineOptions::inflight.
   transport::ReadOp read_op(std::uint32_t chunk, const std::string& endpoint, const std::string& descriptor,
                             std::uint64_t offset);
   // The read of `chunk` completed with its bytes: moves them to the destination (bounced: a
-  // host-to-device copy) and, when `check`, compares their checksum. True: the chunk's bytes
+  // host-to-device copy) and, when `check`, compares their checksum -- `digest` when the path
+  // computed it as it copied (Completion::digest), else computed here. True: the chunk's bytes
   // are in place (and match); false: they do not match. Frees the chunk's bounce slot.
-  bool land(std::uint32_t chunk, bool check);
+  bool land(std::uint32_t chunk, bool check, std::optional<std::uint64_t> digest = std::nullopt);
   // Where `chunk` (posted by read_op) lands in host memory when it is read there directly (a
   // host destination); null for a chunk of a device destination or one read into a slot.
   const unsigned char* host_bytes(std::uint32_t chunk) const;
@@ -92,6 +94,8 @@ class Landing {
   std::uint64_t staged_bytes() const { return staged_bytes_; }
   // Bytes read straight into strided destination pieces so far.
   std::uint64_t scattered_bytes() const { return scattered_bytes_; }
+  // Bytes whose check used the path's digest (land's `digest`) so far.
+  std::uint64_t digested_bytes() const { return digested_bytes_; }
   std::uint64_t ring_bytes() const { return ring_bytes_; }
 
  private:
@@ -117,7 +121,7 @@ class Landing {
   bool scatters(std::uint32_t chunk, const std::string& endpoint, const std::string& descriptor) const;
   std::size_t take_slot(std::uint32_t chunk, bool staged);
   void free_slot(std::uint32_t chunk) noexcept;
-  bool land_staged(std::uint32_t chunk, Slot& slot, bool check);
+  bool land_staged(std::uint32_t chunk, Slot& slot, bool check, std::optional<std::uint64_t> digest);
   void scatter(std::uint32_t chunk, const unsigned char* bytes) const;
   void synchronize() noexcept;
 
@@ -137,8 +141,10 @@ class Landing {
   std::uint64_t bounced_bytes_ = 0;
   std::uint64_t staged_bytes_ = 0;
   std::uint64_t scattered_bytes_ = 0;
+  std::uint64_t digested_bytes_ = 0;
   std::uint64_t ring_bytes_ = 0;
   bool scatter_reads_ = true;
+  bool digest_ = true;  // the pull checks chunks: ask the path for digests
   std::unordered_map<std::uint32_t, std::vector<transport::Piece>> scattered_;  // chunk -> pieces, while read
 };
 

@@ -71,6 +71,7 @@ std::optional<PullStats> PlanReader::run() {
   stats_.bounced_bytes = landing_.bounced_bytes();
   stats_.staged_bytes = landing_.staged_bytes();
   stats_.scattered_bytes = landing_.scattered_bytes();
+  stats_.digested_bytes = landing_.digested_bytes();
   return stats_;
 }
 
@@ -197,7 +198,7 @@ bool PlanReader::reap() {
     --reading_;
     --reading_class_[r.cls];
     chunks = true;
-    landed_chunk(r, c.ok, c.error);
+    landed_chunk(r, c.ok, c.error, c.digest);
   }
   const bool checked = !verifying_.empty() && collect_verified();
   chunks |= checked;
@@ -205,7 +206,7 @@ bool PlanReader::reap() {
   return !completions_.empty() || checked;
 }
 
-void PlanReader::landed_chunk(const Read& r, bool ok, const std::string& error) {
+void PlanReader::landed_chunk(const Read& r, bool ok, const std::string& error, std::optional<std::uint64_t> digest) {
   const auto& s = sources_.at(r.holder);
   const auto& spec = m_.chunks[r.chunk];
   if (!ok) {
@@ -216,8 +217,9 @@ void PlanReader::landed_chunk(const Read& r, bool ok, const std::string& error) 
   }
   const bool check = o_.verify || o_.relay;
   const auto verify_start = EngineTrace::Steady::now();
-  if (check && verifier_.async()) {
-    // A host chunk in place, or one in a staging slot (copied out once verified).
+  if (check && verifier_.async() && !digest) {
+    // A host chunk in place, or one in a staging slot (copied out once verified); a chunk the
+    // path hashed as it copied (digest) is checked at once below.
     const auto* bytes = landing_.host_bytes(r.chunk);
     std::function<void()> then;
     if (bytes == nullptr && (bytes = landing_.staged_slot(r.chunk)) != nullptr) then = landing_.host_scatter(r.chunk);
@@ -232,7 +234,7 @@ void PlanReader::landed_chunk(const Read& r, bool ok, const std::string& error) 
       return;
     }
   }
-  const bool good = landing_.land(r.chunk, check);  // on the device for device destinations
+  const bool good = landing_.land(r.chunk, check, digest);  // on the device for device destinations
   checked_chunk(r, check, good, verify_start);
 }
 

@@ -68,7 +68,9 @@ class PlanReader {
   bool plan_more();
   bool post_reads();
   bool reap();
-  void landed_chunk(const Read& r, bool ok, const std::string& error);
+  // `digest`: the path's checksum of the landed bytes (Completion::digest), if it made one.
+  void landed_chunk(const Read& r, bool ok, const std::string& error,
+                    std::optional<std::uint64_t> digest = std::nullopt);
   // A landed chunk's check came back (inline, or from the Verifier): held, or failed as corrupt.
   void checked_chunk(const Read& r, bool check, bool good, EngineTrace::Steady::time_point verify_start,
                      std::optional<EngineTrace::Steady::time_point> verify_end = std::nullopt);

@@ -94,6 +94,7 @@ class PullRun {
     stats_.bounced_bytes = landing_.bounced_bytes();
     stats_.staged_bytes = landing_.staged_bytes();
     stats_.scattered_bytes = landing_.scattered_bytes();
+    stats_.digested_bytes = landing_.digested_bytes();
     return stats_;
   }
 
@@ -179,7 +180,7 @@ class PullRun {
       }
       const bool check = o_.verify || o_.relay;
       const auto verify_start = EngineTrace::Steady::now();
-      const bool good = landing_.land(f.chunk, check);  // on the device for device destinations
+      const bool good = landing_.land(f.chunk, check, c.digest);  // on the device for device destinations
       if (check) {
         trace_.verified(f.chunk, verify_start, good);
         if (!good) {

@@ -12,9 +12,9 @@ constexpr std::size_t kMaxHolders = 4096;  // cached pidfds; dead or idle ones a
 
 }  // namespace
 
-Reads::Reads(std::uint32_t threads, std::uint64_t chunk, std::chrono::milliseconds deadline)
-    : chunk_(chunk), deadline_(deadline) {
-  require(threads > 0 && chunk > 0, "cma: reads need a thread and a chunk size");
+Reads::Reads(std::uint32_t threads, std::uint64_t chunk, std::uint64_t digest_block, std::chrono::milliseconds deadline)
+    : chunk_(chunk), digest_block_(digest_block), deadline_(deadline) {
+  require(threads > 0 && chunk > 0 && digest_block > 0, "cma: reads need a thread, a chunk size and a digest block");
   workers_.reserve(threads);
   try {
     for (std::uint32_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
@@ -59,6 +59,7 @@ void Reads::post(const std::string& endpoint_text, const EndpointText& endpoint,
   job.dst = op.dst;
   job.length = op.length;
   job.pieces = op.pieces;
+  job.digest = op.digest;
   job.slot = d.slot;
   job.generation = d.generation;
   job.tag = op.tag;
@@ -81,11 +82,11 @@ std::size_t Reads::in_flight() const {
   return queue_.size() + running_ + done_.size();
 }
 
-void Reads::complete(std::uint64_t tag, std::string error) {
+void Reads::complete(std::uint64_t tag, std::string error, std::optional<std::uint64_t> digest) {
   const std::lock_guard lock(mutex_);
   --running_;
   const bool ok = error.empty();
-  done_.push_back(Completion{tag, ok, std::move(error)});
+  done_.push_back(Completion{tag, ok, std::move(error), ok ? digest : std::nullopt});
 }
 
 void Reads::work() {
@@ -100,16 +101,20 @@ void Reads::work() {
       ++running_;
     }
     std::string error;
+    std::optional<std::uint64_t> digest;
     try {
-      error = copy(job);
+      std::optional<ChecksumStream> sum;
+      if (job.digest) sum.emplace(*job.digest);
+      error = copy(job, sum ? &*sum : nullptr);
+      if (sum && error.empty()) digest = sum->digest();
     } catch (const std::exception& e) {  // e.g. bad_alloc building a message: still a completion
       error = std::string("cma: ") + e.what();
     }
-    complete(job.tag, std::move(error));
+    complete(job.tag, std::move(error), digest);
   }
 }
 
-std::string Reads::copy(const Job& job) {
+std::string Reads::copy(const Job& job, ChecksumStream* sum) {
   Holder& h = *job.holder;
   const auto withdrawn = [&] {
     return "holder " + h.label() + ": the exposure was withdrawn (unpublished) before the read ended";
@@ -123,6 +128,7 @@ std::string Reads::copy(const Job& job) {
   std::size_t piece = 0;  // scattered: the cursor
   std::uint64_t within = 0;
   std::vector<iovec> local;
+  const std::uint64_t part = sum != nullptr ? std::min(chunk_, digest_block_) : chunk_;
   for (std::uint64_t off = 0; off < job.length;) {
     {
       const std::lock_guard lock(mutex_);
@@ -134,11 +140,15 @@ std::string Reads::copy(const Job& job) {
     if (!h.alive()) return h.why_dead();
     std::uint64_t n = 0;
     if (job.pieces.empty()) {
-      n = std::min(chunk_, job.length - off);
+      n = std::min(part, job.length - off);
       if (auto e = h.read(dst + off, job.remote + off, n, job.slot, generation); !e.empty()) return e;
+      if (sum != nullptr) sum->update(dst + off, n);
     } else {
-      n = gather(job, piece, within, local);
+      n = gather(job, part, piece, within, local);
       if (auto e = h.read(local, job.remote + off, n, job.slot, generation); !e.empty()) return e;
+      if (sum != nullptr) {
+        for (const auto& v : local) sum->update(v.iov_base, v.iov_len);
+      }
     }
     if (generation != job.generation) return withdrawn();
     if (!h.alive()) return h.why_dead();
@@ -147,13 +157,14 @@ std::string Reads::copy(const Job& job) {
   return {};
 }
 
-std::uint64_t Reads::gather(const Job& job, std::size_t& piece, std::uint64_t& within, std::vector<iovec>& out) const {
+std::uint64_t Reads::gather(const Job& job, std::uint64_t limit, std::size_t& piece, std::uint64_t& within,
+                            std::vector<iovec>& out) {
   out.clear();
   std::uint64_t n = 0;
   auto* dst = static_cast<unsigned char*>(job.dst);
-  while (piece < job.pieces.size() && out.size() < Holder::kMaxLocalPieces && n < chunk_) {
+  while (piece < job.pieces.size() && out.size() < Holder::kMaxLocalPieces && n < limit) {
     const auto& p = job.pieces[piece];
-    const std::uint64_t take = std::min(p.length - within, chunk_ - n);
+    const std::uint64_t take = std::min(p.length - within, limit - n);
     if (take > 0) out.push_back(iovec{dst + p.offset + within, take});
     n += take;
     within += take;

@@ -4,7 +4,9 @@
 //
 // Each read is copied in chunks of `chunk` bytes (one process_vm_readv per chunk, the holder's
 // generation word read in the same call, after the data); a scattered read (ReadOp::pieces) the
-// same, its pieces as the local iovecs of each call. Before the first byte is read the
+// same, its pieces as the local iovecs of each call. A read that asks for a digest
+// (ReadOp::digest) is copied in parts of `digest_block` bytes instead, each hashed (ChecksumStream)
+// right after its call, while it is in cache; the completion carries the digest. Before the first byte is read the
 // generation is checked alone (a withdrawn exposure is never read); around each chunk the
 // holder's pidfd is polled and the deadline checked. A read completes with ok=false, and a
 // message naming the holder and the cause, when the holder exited (and every later read of it
@@ -19,6 +21,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -26,6 +29,7 @@
 
 #include "codec.hpp"
 #include "holder.hpp"
+#include "tensorhub/core/checksum.hpp"
 #include "tensorhub/transport/transport.hpp"
 
 namespace tensorhub::transport::cma {
@@ -33,7 +37,7 @@ namespace tensorhub::transport::cma {
 class Reads {
  public:
   using Clock = std::chrono::steady_clock;
-  Reads(std::uint32_t threads, std::uint64_t chunk, std::chrono::milliseconds deadline);
+  Reads(std::uint32_t threads, std::uint64_t chunk, std::uint64_t digest_block, std::chrono::milliseconds deadline);
   ~Reads();  // stops the workers after their current chunk; queued reads are dropped
   Reads(const Reads&) = delete;
   Reads& operator=(const Reads&) = delete;
@@ -50,6 +54,7 @@ class Reads {
     void* dst = nullptr;
     std::uint64_t length = 0;
     std::vector<Piece> pieces;  // empty: contiguous at dst
+    std::optional<ChecksumAlgorithm> digest;
     std::uint32_t slot = 0;
     std::uint64_t generation = 0;
     std::uint64_t tag = 0;
@@ -58,14 +63,16 @@ class Reads {
 
   std::shared_ptr<Holder> holder_for(const std::string& text, const EndpointText& endpoint);
   void work();
-  // "" when the whole read succeeded, else why not.
-  std::string copy(const Job& job);
+  // "" when the whole read succeeded, else why not; `sum` (a digest was asked for) fed the bytes.
+  std::string copy(const Job& job, ChecksumStream* sum);
   // One call's worth of a scattered job from piece `piece`, byte `within` of it on: at most
-  // Holder::kMaxLocalPieces iovecs and about chunk_ bytes; advances the cursor.
-  std::uint64_t gather(const Job& job, std::size_t& piece, std::uint64_t& within, std::vector<iovec>& out) const;
-  void complete(std::uint64_t tag, std::string error);
+  // Holder::kMaxLocalPieces iovecs and `limit` bytes; advances the cursor.
+  static std::uint64_t gather(const Job& job, std::uint64_t limit, std::size_t& piece, std::uint64_t& within,
+                              std::vector<iovec>& out);
+  void complete(std::uint64_t tag, std::string error, std::optional<std::uint64_t> digest);
 
   std::uint64_t chunk_;
+  std::uint64_t digest_block_;
   std::chrono::milliseconds deadline_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -1,6 +1,7 @@
 #include "local_transport.hpp"
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -44,16 +45,21 @@ void LocalTransport::post(const ReadOp& op) {
     return;
   }
   const auto* from = reinterpret_cast<const unsigned char*>(r.address) + op.offset;
+  auto* dst = static_cast<unsigned char*>(op.dst);
+  std::optional<ChecksumStream> sum;
+  if (op.digest) sum.emplace(*op.digest);
   if (op.pieces.empty()) {
-    std::memcpy(op.dst, from, op.length);
+    std::memcpy(dst, from, op.length);
+    if (sum) sum->update(dst, op.length);
   } else {
     require_pieces_cover(op, "local");
     for (const auto& p : op.pieces) {
-      std::memcpy(static_cast<unsigned char*>(op.dst) + p.offset, from, p.length);
+      std::memcpy(dst + p.offset, from, p.length);
+      if (sum) sum->update(dst + p.offset, p.length);
       from += p.length;
     }
   }
-  done_.push_back(Completion{op.tag, true, {}});
+  done_.push_back(Completion{op.tag, true, {}, sum ? std::optional(sum->digest()) : std::nullopt});
 }
 
 void LocalTransport::poll(std::vector<Completion>& out) {

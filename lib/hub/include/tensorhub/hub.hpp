@@ -178,6 +178,9 @@ struct PullResult {
   // Box destinations: bytes read straight into strided pieces of the destination (a chunk of a
   // row-parallel box, on a path that scatters reads: HubOptions::scatter_reads).
   std::uint64_t scattered_bytes = 0;
+  // Bytes checked against the digest the data path computed while it copied them (cma: hashed in
+  // cache, no second pass over memory); the other checked bytes were hashed after they landed.
+  std::uint64_t digested_bytes = 0;
 };
 
 // Bytes of an asynchronous pull so far (the whole pull: own copies included once done).

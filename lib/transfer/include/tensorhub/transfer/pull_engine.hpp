@@ -149,11 +149,12 @@ struct PullStats {
   std::uint32_t progress_reads = 0;   // plan mode: reads of relay sources' progress bytes
   std::uint32_t stalls = 0;           // plan mode: sources given up for showing no progress
   bool planned = false;               // the pull ran in plan mode
-  double verify_seconds = 0;          // computing checksums
+  double verify_seconds = 0;          // computing checksums (not those the path computed: digested_bytes)
   double no_source_seconds = 0;       // nothing assigned and nothing in flight (waiting for a holder)
   std::uint64_t bounced_bytes = 0;    // device destinations: bytes staged through the host bounce ring
   std::uint64_t staged_bytes = 0;     // box destinations: bytes read into a staging slot and copied out
   std::uint64_t scattered_bytes = 0;  // box destinations: bytes read straight into strided pieces
+  std::uint64_t digested_bytes = 0;   // verified by the digest the path computed as it copied (ReadOp::digest)
   std::uint64_t wanted_bytes = 0;     // bytes the destinations asked for (box destinations: their runs)
   std::map<coord::WorkerId, SourceStats> sources;
 };

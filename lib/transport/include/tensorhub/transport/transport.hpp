@@ -12,11 +12,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tensorhub/core/checksum.hpp"
 #include "tensorhub/core/dtype.hpp"
 
 namespace tensorhub::transport {
@@ -58,12 +60,20 @@ struct ReadOp {
   // instead of a staging copy); the lengths sum to `length`. Only for a path whose can_scatter
   // said yes; others throw TransportError from post().
   std::vector<Piece> pieces{};
+  // Set: the reader wants this checksum of the bytes as they landed in host memory (in piece
+  // order for a scattered read). A path that copies with the CPU (cma, local) computes it right
+  // after each part of the read is copied, while that part is still in cache, and returns it in
+  // Completion::digest: the reader then needs no second pass over the bytes. Other paths ignore
+  // it (their completions carry no digest, and the reader hashes the bytes itself).
+  std::optional<ChecksumAlgorithm> digest{};
 };
 
 struct Completion {
   std::uint64_t tag = 0;
   bool ok = true;
   std::string error;  // set when !ok
+  // ok and ReadOp::digest set, on a path that computes it: the checksum of the landed bytes.
+  std::optional<std::uint64_t> digest{};
 };
 
 class Transport {
