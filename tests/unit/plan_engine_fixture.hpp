@@ -173,6 +173,15 @@ class PullEnginePlan : public ::testing::Test {
     };
   }
 
+  // What `runs` should put in a destination of `n` bytes (0 elsewhere).
+  std::vector<unsigned char> expected(const std::vector<transfer::Run>& runs, std::uint64_t n) const {
+    std::vector<unsigned char> e(n, 0);
+    for_each_piece(runs, 0, data_.size(), [&](std::uint64_t s, std::uint64_t d, std::uint64_t len) {
+      std::copy_n(data_.begin() + static_cast<std::ptrdiff_t>(s), len, e.begin() + static_cast<std::ptrdiff_t>(d));
+    });
+    return e;
+  }
+
   PullStats pull() {
     const std::vector<Destination> dests{Destination{0, out_.data()}};
     return PullEngine(client_, reader_, kSelf).run(m_, dests, o_);

@@ -16,13 +16,6 @@ namespace {
 class PullEngineDigest : public PullEnginePlan {
  protected:
   PullEngineDigest() { reader_.digest = true; }
-  std::vector<unsigned char> expected(const std::vector<transfer::Run>& runs, std::uint64_t n) const {
-    std::vector<unsigned char> e(n, 0);
-    for_each_piece(runs, 0, data_.size(), [&](std::uint64_t s, std::uint64_t d, std::uint64_t len) {
-      std::copy_n(data_.begin() + static_cast<std::ptrdiff_t>(s), len, e.begin() + static_cast<std::ptrdiff_t>(d));
-    });
-    return e;
-  }
 };
 
 TEST_F(PullEngineDigest, EveryHostChunkIsCheckedByThePathsDigest) {
