@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -184,15 +185,21 @@ TEST_F(Reshard, TwoGlobalTensorsOfUnevenCutsInOnePull) {
     hub.publish("m", 1, ts, Group{"trainer", 4, static_cast<std::uint32_t>(r)});
   }
   auto& reader = add_hub();
+  // The reader relays what it pulls (the default), so its buffers must outlive the pulls: a later
+  // box that covers whole published shards copies them from the reader's own earlier buffers.
+  std::deque<std::vector<std::uint16_t>> kept;
   for (const std::int64_t tp : {1, 2, 3}) {
     for (std::int64_t k = 0; k < tp; ++k) {
       const Box mb = split(kGlobal, 0, tp, k);
       const Box eb = split(experts, 2, tp, k);
-      std::vector<std::uint16_t> m(volume(mb)), e(volume(eb));
+      auto& m = kept.emplace_back(volume(mb));
+      auto& e = kept.emplace_back(volume(eb));
       const std::vector<Tensor> into{host_slice("w", DType::kBF16, mb.extent, m.data(), "w", kGlobal, mb.offset),
                                      host_slice("e", DType::kBF16, eb.extent, e.data(), "e", experts, eb.offset)};
-      reader.pull("m", Version::exact(1), into, {});
+      const auto r = reader.pull("m", Version::exact(1), into, {});
       EXPECT_EQ(m, elements(mb));
+      // Since TP=1 the reader relays every shard whole, so it copies each later box itself.
+      EXPECT_EQ(r.local_bytes, tp == 1 ? 0 : (m.size() + e.size()) * 2) << "TP=" << tp << " k=" << k;
       std::vector<std::uint16_t> want;
       for (std::int64_t a = 0; a < 6; ++a)
         for (std::int64_t b = 0; b < 37; ++b)
