@@ -67,12 +67,13 @@ TEST_F(CmaTransportTest, ReadsAnotherProcessInChunksAndThreads) {
   EXPECT_TRUE(test::check_pattern(small.data(), h.part() + 800, 992, 3));
 }
 
-// A scattered read (ReadOp::pieces): 1000-byte pieces 3000 apart, more per call than one
-// process_vm_readv takes (1 MiB calls: 1049 pieces) and pieces cut by the call boundaries.
+// A scattered read (ReadOp::pieces): 1000-byte pieces 3000 apart, at odd addresses (17 + 3000 k:
+// the streamed copy's unaligned heads and tails), read through bounce blocks that cut pieces.
 TEST_F(CmaTransportTest, ScattersAReadIntoPieces) {
   test::ForkedHolder h(4, 1, 5);
   CmaOptions o;
   o.chunk = 1 * kMiB;
+  o.bounce_block = 300000;  // not a multiple of the pieces
   CmaTransport reader(o);
   EXPECT_TRUE(reader.can_scatter(h.endpoint(), h.descriptors()[0]));
   const std::uint64_t n = 4 * kMiB;
@@ -109,6 +110,7 @@ TEST_F(CmaTransportTest, DigestsWhatLandedPartByPart) {
   CmaOptions o;
   o.chunk = 1 * kMiB;
   o.digest_block = 100000;  // parts that cut pieces, and not a divisor of the read
+  o.bounce_block = 70000;   // the same for the scattered read's bounce blocks
   CmaTransport reader(o);
   const std::uint64_t n = 3 * kMiB + 5;
   const auto wait = [&] {

@@ -43,13 +43,14 @@ CmaOptions CmaOptions::from_env() {
   if (const auto n = env::integer("TENSORHUB_CMA_THREADS", 1, 64)) o.threads = static_cast<std::uint32_t>(*n);
   if (const auto b = env::bytes("TENSORHUB_CMA_CHUNK", 4096, 1ull << 30)) o.chunk = *b;
   if (const auto b = env::bytes("TENSORHUB_CMA_DIGEST_BLOCK", 4096, 1ull << 30)) o.digest_block = *b;
+  if (const auto b = env::bytes("TENSORHUB_CMA_BOUNCE_BLOCK", 4096, 1ull << 30)) o.bounce_block = *b;
   return o;
 }
 
 CmaTransport::CmaTransport(CmaOptions options) : options_(std::move(options)) {
   if (options_.deadline.count() <= 0) throw UserError("cma: the read deadline must be positive");
-  if (options_.threads == 0 || options_.chunk == 0 || options_.digest_block == 0)
-    throw UserError("cma: need at least one thread, a chunk size and a digest block");
+  if (options_.threads == 0 || options_.chunk == 0 || options_.digest_block == 0 || options_.bounce_block == 0)
+    throw UserError("cma: need at least one thread, a chunk size, a digest block and a bounce block");
   cma::EndpointText self;
   self.host = cma::local_host();
   self.pid = getpid();
@@ -62,7 +63,9 @@ CmaTransport::CmaTransport(CmaOptions options) : options_(std::move(options)) {
   boot_id_ = self.host.boot_id;
   pid_ns_ = self.host.pid_ns;
   endpoint_ = cma::encode_endpoint(self);
-  reads_ = std::make_unique<cma::Reads>(options_.threads, options_.chunk, options_.digest_block, options_.deadline);
+  reads_ = std::make_unique<cma::Reads>(
+      options_.threads, cma::Reads::Blocks{options_.chunk, options_.digest_block, options_.bounce_block},
+      options_.deadline);
 }
 
 CmaTransport::~CmaTransport() = default;

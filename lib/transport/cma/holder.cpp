@@ -5,8 +5,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -82,21 +80,12 @@ void Holder::mark_dead(const std::string& why) {
 
 std::string Holder::read(void* dst, std::uint64_t remote, std::uint64_t bytes, std::uint32_t slot,
                          std::uint64_t& generation) {
-  const iovec local{dst, bytes};
-  return read(std::span<const iovec>(&local, bytes == 0 ? 0 : 1), remote, bytes, slot, generation);
-}
-
-std::string Holder::read(std::span<const iovec> local, std::uint64_t remote, std::uint64_t bytes, std::uint32_t slot,
-                         std::uint64_t& generation) {
-  require(local.size() <= kMaxLocalPieces, "cma: more local pieces than one process_vm_readv takes");
   const std::uint64_t word = endpoint_.table + std::uint64_t{slot} * 8;
-  std::array<iovec, kMaxLocalPieces + 1> to{};
-  std::copy(local.begin(), local.end(), to.begin());
-  to[local.size()] = iovec{&generation, 8};
+  iovec to[2] = {{dst, bytes}, {&generation, 8}};
   iovec far[2] = {{reinterpret_cast<void*>(remote), bytes}, {reinterpret_cast<void*>(word), 8}};
   const bool none = bytes == 0;
   const ssize_t got =
-      process_vm_readv(endpoint_.pid, to.data(), local.size() + 1, none ? far + 1 : far, none ? 1 : 2, 0);
+      process_vm_readv(endpoint_.pid, none ? to + 1 : to, none ? 1 : 2, none ? far + 1 : far, none ? 1 : 2, 0);
   if (got == static_cast<ssize_t>(bytes + 8)) return {};
   const int err = got < 0 ? errno : EFAULT;  // a short count: the rest was not mapped
   if (!alive()) return why_dead();

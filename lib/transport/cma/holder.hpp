@@ -9,12 +9,9 @@
 // Thread-safe: several reader threads use one Holder.
 #pragma once
 
-#include <sys/uio.h>
-
 #include <atomic>
 #include <cstdint>
 #include <mutex>
-#include <span>
 #include <string>
 
 #include "codec.hpp"
@@ -40,11 +37,6 @@ class Holder {
   // that order). Returns "" on success and the generation in `generation`, or what went wrong.
   // bytes may be 0 (only the generation is read).
   std::string read(void* dst, std::uint64_t remote, std::uint64_t bytes, std::uint32_t slot, std::uint64_t& generation);
-  // The same for a scattered destination: the bytes at `remote` land in `local` (at most
-  // kMaxLocalPieces iovecs, `bytes` in all) in order.
-  static constexpr std::size_t kMaxLocalPieces = 1023;  // IOV_MAX less the generation word
-  std::string read(std::span<const iovec> local, std::uint64_t remote, std::uint64_t bytes, std::uint32_t slot,
-                   std::uint64_t& generation);
 
  private:
   EndpointText endpoint_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "stream_copy.hpp"
 #include "tensorhub/core/error.hpp"
 
 namespace tensorhub::transport::cma {
@@ -12,9 +13,10 @@ constexpr std::size_t kMaxHolders = 4096;  // cached pidfds; dead or idle ones a
 
 }  // namespace
 
-Reads::Reads(std::uint32_t threads, std::uint64_t chunk, std::uint64_t digest_block, std::chrono::milliseconds deadline)
-    : chunk_(chunk), digest_block_(digest_block), deadline_(deadline) {
-  require(threads > 0 && chunk > 0 && digest_block > 0, "cma: reads need a thread, a chunk size and a digest block");
+Reads::Reads(std::uint32_t threads, const Blocks& blocks, std::chrono::milliseconds deadline)
+    : chunk_(blocks.chunk), digest_block_(blocks.digest), bounce_block_(blocks.bounce), deadline_(deadline) {
+  require(threads > 0 && chunk_ > 0 && digest_block_ > 0 && bounce_block_ > 0,
+          "cma: reads need a thread, a chunk size, a digest block and a bounce block");
   workers_.reserve(threads);
   try {
     for (std::uint32_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
@@ -90,6 +92,7 @@ void Reads::complete(std::uint64_t tag, std::string error, std::optional<std::ui
 }
 
 void Reads::work() {
+  std::vector<unsigned char> bounce;  // this worker's, for scattered reads: bounce_block_ bytes
   for (;;) {
     Job job;
     {
@@ -105,7 +108,7 @@ void Reads::work() {
     try {
       std::optional<ChecksumStream> sum;
       if (job.digest) sum.emplace(*job.digest);
-      error = copy(job, sum ? &*sum : nullptr);
+      error = copy(job, sum ? &*sum : nullptr, bounce);
       if (sum && error.empty()) digest = sum->digest();
     } catch (const std::exception& e) {  // e.g. bad_alloc building a message: still a completion
       error = std::string("cma: ") + e.what();
@@ -114,7 +117,7 @@ void Reads::work() {
   }
 }
 
-std::string Reads::copy(const Job& job, ChecksumStream* sum) {
+std::string Reads::copy(const Job& job, ChecksumStream* sum, std::vector<unsigned char>& bounce) {
   Holder& h = *job.holder;
   const auto withdrawn = [&] {
     return "holder " + h.label() + ": the exposure was withdrawn (unpublished) before the read ended";
@@ -125,10 +128,10 @@ std::string Reads::copy(const Job& job, ChecksumStream* sum) {
   if (auto e = h.read(nullptr, 0, 0, job.slot, generation); !e.empty()) return e;
   if (generation != job.generation) return withdrawn();
   auto* dst = static_cast<unsigned char*>(job.dst);
-  std::size_t piece = 0;  // scattered: the cursor
-  std::uint64_t within = 0;
-  std::vector<iovec> local;
-  const std::uint64_t part = sum != nullptr ? std::min(chunk_, digest_block_) : chunk_;
+  const bool scattered = !job.pieces.empty();
+  if (scattered) bounce.resize(bounce_block_);
+  PieceCursor cursor;
+  const std::uint64_t part = scattered ? bounce_block_ : (sum != nullptr ? std::min(chunk_, digest_block_) : chunk_);
   for (std::uint64_t off = 0; off < job.length;) {
     {
       const std::lock_guard lock(mutex_);
@@ -138,42 +141,32 @@ std::string Reads::copy(const Job& job, ChecksumStream* sum) {
       return "holder " + h.label() + ": read deadline (" + std::to_string(deadline_.count()) + " ms) expired";
     }
     if (!h.alive()) return h.why_dead();
-    std::uint64_t n = 0;
-    if (job.pieces.empty()) {
-      n = std::min(part, job.length - off);
-      if (auto e = h.read(dst + off, job.remote + off, n, job.slot, generation); !e.empty()) return e;
-      if (sum != nullptr) sum->update(dst + off, n);
-    } else {
-      n = gather(job, part, piece, within, local);
-      if (auto e = h.read(local, job.remote + off, n, job.slot, generation); !e.empty()) return e;
-      if (sum != nullptr) {
-        for (const auto& v : local) sum->update(v.iov_base, v.iov_len);
-      }
-    }
+    const std::uint64_t n = std::min(part, job.length - off);
+    unsigned char* into = scattered ? bounce.data() : dst + off;
+    if (auto e = h.read(into, job.remote + off, n, job.slot, generation); !e.empty()) return e;
     if (generation != job.generation) return withdrawn();
+    if (sum != nullptr) sum->update(into, n);
+    if (scattered) scatter(job, bounce.data(), n, cursor);
     if (!h.alive()) return h.why_dead();
     off += n;
   }
   return {};
 }
 
-std::uint64_t Reads::gather(const Job& job, std::uint64_t limit, std::size_t& piece, std::uint64_t& within,
-                            std::vector<iovec>& out) {
-  out.clear();
-  std::uint64_t n = 0;
+void Reads::scatter(const Job& job, const unsigned char* from, std::uint64_t n, PieceCursor& cursor) {
   auto* dst = static_cast<unsigned char*>(job.dst);
-  while (piece < job.pieces.size() && out.size() < Holder::kMaxLocalPieces && n < limit) {
-    const auto& p = job.pieces[piece];
-    const std::uint64_t take = std::min(p.length - within, limit - n);
-    if (take > 0) out.push_back(iovec{dst + p.offset + within, take});
-    n += take;
-    within += take;
-    if (within == p.length) {
-      ++piece;
-      within = 0;
+  for (std::uint64_t at = 0; at < n;) {
+    const auto& p = job.pieces[cursor.piece];
+    const std::uint64_t take = std::min(p.length - cursor.within, n - at);
+    stream_copy(dst + p.offset + cursor.within, from + at, take);
+    at += take;
+    cursor.within += take;
+    if (cursor.within == p.length) {
+      ++cursor.piece;
+      cursor.within = 0;
     }
   }
-  return n;
+  stream_fence();  // the pieces are in memory before the completion says so
 }
 
 }  // namespace tensorhub::transport::cma
