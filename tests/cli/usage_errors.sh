@@ -40,6 +40,8 @@ check "-b/--minbytes (8MiB) is larger than -e/--maxbytes (1MiB)" -- bench p2p -b
 check "-f/--stepfactor must be at least 2" -- bench fanout -b 1MiB -e 4MiB -f 1
 check "need 1 <= W < V" -- bench stall -n 3 -w 3
 check "bench elastic has no warm-up: -w must be 0" -- bench elastic -w 1
+check "--format: 'e4' is not e4m3fn or e5m2" -- bench fp8 --format e4
+check "fp8: scale blocks of 0 x 128 elements" -- bench fp8 --block-rows 0
 check "--tensors must be at least 1" -- bench publish --tensors 0
 check "--chunk must be positive" -- bench publish --chunk 0
 check "bad byte size suffix" -- bench stall --size 12XB

@@ -135,6 +135,41 @@ TEST(Fp8, EveryCodeRoundTripsAndTiesGoToEven) {
   EXPECT_EQ(fp8_max(Fp8Format::kE5M2), fp8_to_float(0x7B, Fp8Format::kE5M2));
 }
 
+// The quantizer's branch-free, vectorized encoder against the reference one: every bf16 value,
+// every midpoint between neighbouring FP8 values and the floats either side of it, and a million
+// float32 bit patterns.
+TEST(Fp8, FastPathEqualsTheCast) {
+  for (const auto f : {Fp8Format::kE4M3FN, Fp8Format::kE5M2}) {
+    std::vector<float> probes;
+    for (std::uint32_t b = 0; b < 65536; ++b) probes.push_back(bf16(static_cast<std::uint16_t>(b)));
+    for (std::uint32_t c = 0; c < 0x7F; ++c) {
+      const float lo = fp8_to_float(static_cast<std::uint8_t>(c), f);
+      const float hi = fp8_to_float(static_cast<std::uint8_t>(c + 1), f);
+      if (!std::isfinite(lo) || !std::isfinite(hi)) continue;
+      const float mid = lo + (hi - lo) / 2;
+      for (const float v : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, HUGE_VALF), lo, hi}) {
+        probes.push_back(v);
+        probes.push_back(-v);
+      }
+    }
+    std::uint32_t h = 1;
+    for (int i = 0; i < 1000000; ++i) {
+      h = h * 1664525u + 1013904223u;
+      float v = 0;
+      std::memcpy(&v, &h, 4);
+      probes.push_back(v);
+    }
+    std::size_t wrong = 0;
+    for (const float v : probes) {
+      if (fp8_fast_for_test(v, f) != fp8_from_float(v, f) && ++wrong <= 5) {
+        ADD_FAILURE() << fp8_format_name(f) << ": " << v << " fast 0x" << std::hex << int{fp8_fast_for_test(v, f)}
+                      << ", cast 0x" << int{fp8_from_float(v, f)};
+      }
+    }
+    EXPECT_EQ(wrong, 0u) << fp8_format_name(f);
+  }
+}
+
 TEST(Fp8, OneElementAndBadInputs) {
   const std::vector<std::uint16_t> one{0xC0A0};  // -5
   std::vector<std::uint8_t> q(1);

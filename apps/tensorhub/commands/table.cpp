@@ -83,6 +83,8 @@ constexpr std::array kBench{
             cmd_bench_coordinator, false, "tensorhub bench coordinator --readers 64,256,1024 --grpc"},
     Command{"reshard", "a TP=2 reader pulls its box of a TP=8 trainer's shards (dim 0, dim 1) vs the same bytes plain",
             cmd_bench_reshard, true, "mpirun -n 2 --mca osc ucx tensorhub bench reshard -b 256MiB -n 5"},
+    Command{"fp8", "FP8 block quantization of a bf16 matrix vs memcpy of the same bytes", cmd_bench_fp8, false,
+            "tensorhub bench fp8 --rows 4096 --cols 4096 -n 5"},
 };
 
 constexpr std::array kSnapshot{

@@ -32,5 +32,6 @@ int cmd_bench_stall(const Args& args);        // bench/stall.cpp
 int cmd_bench_elastic(const Args& args);      // bench/elastic.cpp
 int cmd_bench_crossdc(const Args& args);      // bench/crossdc.cpp
 int cmd_bench_coordinator(const Args& args);  // bench/coordinator.cpp (not MPI)
+int cmd_bench_fp8(const Args& args);          // bench/fp8.cpp (not MPI)
 
 }  // namespace tensorhub::cli

@@ -33,6 +33,9 @@ float fp8_max(Fp8Format f);                // 448, 57344
 
 // One float32 to FP8 bits, rounding to nearest even (PyTorch's float32 -> float8 cast).
 std::uint8_t fp8_from_float(float x, Fp8Format f);
+// The branch-free form the quantizer's inner loop uses: equal to fp8_from_float for every input
+// (a test checks it on every bf16 value and on float32 values around each rounding boundary).
+std::uint8_t fp8_fast_for_test(float x, Fp8Format f);
 // FP8 bits to float32 (exact).
 float fp8_to_float(std::uint8_t q, Fp8Format f);
 
