@@ -20,6 +20,10 @@ namespace py = pybind11;
 using TensorTuple = std::tuple<std::string, std::string, std::vector<std::int64_t>, std::uintptr_t, std::uint64_t>;
 // (global name, global shape, box offset) of a tensor that holds a box of a global tensor.
 using BoxTuple = std::tuple<std::string, std::vector<std::int64_t>, std::vector<std::int64_t>>;
+// An FP8 destination of pull_fp8: name, data address and bytes, scale address and count, format,
+// block rows, block cols.
+using Fp8Tuple = std::tuple<std::string, std::uintptr_t, std::uint64_t, std::uintptr_t, std::uint64_t, std::string,
+                            std::int64_t, std::int64_t>;
 // (name, size, rank)
 using GroupTuple = std::tuple<std::string, std::uint32_t, std::uint32_t>;
 

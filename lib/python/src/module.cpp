@@ -23,6 +23,7 @@
 #include "publish_handle.hpp"
 #include "pull_handle.hpp"
 #include "tensorhub/config.hpp"
+#include "tensorhub/fp8_pull.hpp"
 #include "tensorhub/hub.hpp"
 
 namespace py = pybind11;
@@ -123,6 +124,41 @@ class PyHub {
       h = hub_->pull_async(model, to_version(version), ts, o);
     }
     return std::make_unique<PyPullHandle>(std::move(h), std::move(p));
+  }
+
+  // pull_fp8 (tensorhub/fp8_pull.hpp); `into`: (name, data address, data bytes, scale address,
+  // scales, format, block rows, block cols) each, the Python layer keeps the arrays alive.
+  py::dict pull_fp8(const std::string& model, const std::optional<std::uint64_t>& version,
+                    const std::vector<Fp8Tuple>& into, bool verify, std::uint64_t staging_bytes) {
+    std::vector<Fp8Destination> ds;
+    for (const auto& [name, data, data_bytes, scale, scales, format, rows, cols] : into) {
+      Fp8Destination d;
+      d.name = name;
+      d.data = reinterpret_cast<std::uint8_t*>(data);  // NOLINT(performance-no-int-to-ptr)
+      d.data_bytes = data_bytes;
+      d.scale_inv = reinterpret_cast<float*>(scale);  // NOLINT(performance-no-int-to-ptr)
+      d.scales = scales;
+      if (format != "e4m3fn" && format != "e5m2") throw UserError("fp8 format '" + format + "' is not e4m3fn or e5m2");
+      d.format = format == "e4m3fn" ? Fp8Format::kE4M3FN : Fp8Format::kE5M2;
+      d.block_rows = rows;
+      d.block_cols = cols;
+      ds.push_back(std::move(d));
+    }
+    Fp8PullOptions o;
+    o.pull.verify = verify;
+    o.staging_bytes = staging_bytes;
+    Fp8PullResult r;
+    {
+      py::gil_scoped_release nogil;
+      r = tensorhub::pull_fp8(*hub_, model, to_version(version), ds, o);
+    }
+    py::dict d;
+    d["pull"] = to_dict(r.pull);
+    d["batches"] = r.batches;
+    d["converted_bytes"] = r.converted_bytes;
+    d["convert_seconds"] = r.convert_seconds;
+    d["staging_bytes"] = r.staging_bytes;
+    return d;
   }
 
   // The baseline of scripts/bench/python_pull.py: `iterations` C++ Hub::pull calls of `version`
@@ -294,6 +330,7 @@ PYBIND11_MODULE(_tensorhub, m) {
       .def("publish_async", &th::PyHub::publish_async, py::arg("model"), py::arg("version"), py::arg("tensors"),
            py::arg("group"), py::arg("boxes") = std::vector<std::optional<th::BoxTuple>>{})
       .def("pull", &th::PyHub::pull)
+      .def("pull_fp8", &th::PyHub::pull_fp8)
       .def("pull_async", &th::PyHub::pull_async)
       .def("cpp_pull_seconds", &th::PyHub::cpp_pull_seconds)
       .def("unpublish", &th::PyHub::unpublish)

@@ -52,6 +52,9 @@ class Hub:
     def pull(self, model: str, version: int | None, into: list[_TensorTuple], group: _GroupTuple | None,
              verify: bool, relay: bool, progress: Callable[[int, int], Any] | None,
              deadline_s: float | None, boxes: list[_BoxTuple | None]) -> dict[str, Any]: ...
+    def pull_fp8(self, model: str, version: int | None,
+                 into: list[tuple[str, int, int, int, int, str, int, int]], verify: bool,
+                 staging_bytes: int) -> dict[str, Any]: ...
     def pull_async(self, model: str, version: int | None, into: list[_TensorTuple], group: _GroupTuple | None,
                    verify: bool, relay: bool, progress: Callable[[int, int], Any] | None,
                    deadline_s: float | None, boxes: list[_BoxTuple | None]) -> PullHandle: ...
