@@ -72,7 +72,7 @@ TEST_F(HubFp8, BatchesOfBf16BecomeExactlyTheQuantizedValues) {
   const auto r = pull(reader, {qa.d, qb.d, qc.d}, o);
   EXPECT_EQ(r.batches, 2u);
   EXPECT_EQ(r.converted_bytes, (a.size() + b.size() + c.size()) * 2);
-  EXPECT_EQ(r.staging_bytes, a.size() * 2) << "the largest batch";
+  EXPECT_EQ(r.staging_bytes, (a.size() + b.size() + c.size()) * 2) << "batch 1 in one buffer, batch 2 in the other";
   EXPECT_EQ(r.pull.bytes, r.converted_bytes);
   EXPECT_EQ(r.pull.version, 1u);
   for (const auto* k : {&qa, &qb, &qc}) {
@@ -91,8 +91,10 @@ TEST_F(HubFp8, BadRequestsAreRefusedBeforeAnythingIsPulled) {
   auto a = bf16_values(64, 4);
   a[37] = 0x7FC0;  // NaN: (0, 37) of block (0, 0)
   const std::vector<float> f(4, 1.0f);
+  const auto g = bf16_values(64, 5);
   const std::vector<Tensor> ts{host_tensor("a", DType::kBF16, {64}, a.data()),
-                               host_tensor("f", DType::kF32, {4}, const_cast<float*>(f.data()))};
+                               host_tensor("f", DType::kF32, {4}, const_cast<float*>(f.data())),
+                               host_tensor("g", DType::kBF16, {64}, const_cast<std::uint16_t*>(g.data()))};
   pub.publish("m", 1, ts, std::nullopt);
   auto& reader = add_hub();
   const auto refused = [&](std::vector<Fp8Destination> into, Fp8PullOptions o = {}) -> std::string {
@@ -116,6 +118,13 @@ TEST_F(HubFp8, BadRequestsAreRefusedBeforeAnythingIsPulled) {
   grouped.pull.group = Group{"g", 1, 0};
   EXPECT_NE(refused({qa.d}, grouped).find("reading groups are not supported"), std::string::npos);
   EXPECT_NE(refused({qa.d}).find("element (0, 37) of scale block (0, 0) is NaN or infinite"), std::string::npos);
+  // The same error from the converting thread while the next batch is pulled.
+  Fp8Buffers qg("g", Fp8Blocks{1, 64, 1, 64}, Fp8Format::kE4M3FN);
+  Fp8PullOptions one_each;
+  one_each.staging_bytes = 1;
+  EXPECT_NE(refused({qa.d, qg.d}, one_each).find("element (0, 37)"), std::string::npos);
+  const auto r = pull(reader, {qg.d}, one_each);  // the hub is still usable
+  EXPECT_EQ(r.converted_bytes, 128u);
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "fp8_pull_with.hpp"
@@ -84,41 +86,58 @@ Fp8PullResult pull_fp8_with(const ManifestCall& manifest, const PullCall& pull, 
     if (!names.insert(d.name).second) throw UserError("pull_fp8: '" + d.name + "' is given twice");
     planned.push_back(plan(m, d));
   }
-  Fp8PullResult out;
-  std::vector<std::uint16_t> staging;
-  PullOptions po = options.pull;
-  po.relay = false;  // the staging buffer is reused at once
-  const auto exact = Version::exact(m.version);
+  // Batches: tensors in order while they fit the budget (at least one each).
+  std::vector<std::pair<std::size_t, std::size_t>> batches;
   for (std::size_t first = 0; first < planned.size();) {
-    // A batch: tensors in order while they fit the budget (at least one).
     std::size_t last = first;
     std::uint64_t bytes = 0;
     while (last < planned.size() && (last == first || bytes + planned[last].bytes <= options.staging_bytes)) {
       bytes += planned[last].bytes;
       ++last;
     }
-    staging.resize(std::max<std::size_t>(staging.size(), bytes / 2));
+    batches.emplace_back(first, last);
+    first = last;
+  }
+  Fp8PullResult out;
+  PullOptions po = options.pull;
+  po.relay = false;  // the staging buffers are reused at once
+  const auto exact = Version::exact(m.version);
+  // Batch k is pulled into staging[k % 2] while batch k - 1 is converted from the other buffer
+  // on a thread of its own. Declared before the future, so that an exception waits for the
+  // conversion (the future's destructor) before the buffers go.
+  std::vector<std::uint16_t> staging[2];
+  std::future<double> converting;  // seconds of the batch being converted
+  for (std::size_t k = 0; k < batches.size(); ++k) {
+    const std::size_t first = batches[k].first;
+    const std::size_t last = batches[k].second;
+    auto& buffer = staging[k % 2];
+    std::uint64_t bytes = 0;
+    for (std::size_t i = first; i < last; ++i) bytes += planned[i].bytes;
+    buffer.resize(std::max<std::size_t>(buffer.size(), bytes / 2));
     std::vector<Tensor> batch;
     std::uint64_t at = 0;
     for (std::size_t i = first; i < last; ++i) {
-      batch.push_back(host_tensor(planned[i].d->name, DType::kBF16, planned[i].shape, staging.data() + at / 2));
+      batch.push_back(host_tensor(planned[i].d->name, DType::kBF16, planned[i].shape, buffer.data() + at / 2));
       at += planned[i].bytes;
     }
     add(out.pull, pull(model, exact, batch, po));
     ++out.batches;
-    const auto t0 = std::chrono::steady_clock::now();
-    at = 0;
-    for (std::size_t i = first; i < last; ++i) {
-      const auto& p = planned[i];
-      quantize_bf16(std::span<const std::uint16_t>(staging.data() + at / 2, p.blocks.elements()), p.blocks, p.d->format,
-                    std::span(p.d->data, p.d->data_bytes), std::span(p.d->scale_inv, p.d->scales));
-      at += p.bytes;
-      out.converted_bytes += p.bytes;
-    }
-    out.convert_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    first = last;
+    if (converting.valid()) out.convert_seconds += converting.get();  // batch k - 1 (rethrows its error)
+    converting = std::async(std::launch::async, [&planned, &buffer, first, last] {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::uint64_t offset = 0;
+      for (std::size_t i = first; i < last; ++i) {
+        const auto& p = planned[i];
+        quantize_bf16(std::span<const std::uint16_t>(buffer.data() + offset / 2, p.blocks.elements()), p.blocks,
+                      p.d->format, std::span(p.d->data, p.d->data_bytes), std::span(p.d->scale_inv, p.d->scales));
+        offset += p.bytes;
+      }
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    });
+    out.converted_bytes += bytes;
   }
-  out.staging_bytes = staging.size() * 2;
+  if (converting.valid()) out.convert_seconds += converting.get();
+  out.staging_bytes = (staging[0].size() + staging[1].size()) * 2;
   return out;
 }
 

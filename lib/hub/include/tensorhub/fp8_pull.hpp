@@ -4,11 +4,12 @@
 //
 // How: the destinations are pulled in batches of at most `staging_bytes` of bf16 (a tensor
 // larger than that alone) into a staging buffer of this rank, each chunk verified against the
-// publisher's checksum as in any pull, then quantized; so this rank never holds more bf16 than
-// one batch, not a bf16 copy of the model. The staging buffer is not relayed (it is reused):
+// publisher's checksum as in any pull, then quantized on a thread of its own while the next batch
+// is pulled into a second staging buffer; so this rank holds at most two batches of bf16, not a
+// bf16 copy of the model. The staging buffers are not relayed (they are reused):
 // a converted tensor is never served as its source dtype, and FP8 readers do not serve each
-// other (each pulls its bf16 from the holders). Not yet: converting chunk by chunk as they arrive
-// (overlapped with the reads), device destinations, reading groups.
+// other (each pulls its bf16 from the holders). Not yet: converting chunk by chunk as they arrive,
+// device destinations, reading groups.
 #pragma once
 
 #include <cstdint>
@@ -43,8 +44,8 @@ struct Fp8PullResult {
   PullResult pull;                    // the bf16 pulls, summed (seconds: the transfers)
   std::uint32_t batches = 0;          // pulls made
   std::uint64_t converted_bytes = 0;  // bf16 bytes quantized
-  double convert_seconds = 0;
-  std::uint64_t staging_bytes = 0;  // the staging buffer's size (the largest batch)
+  double convert_seconds = 0;         // on the converting thread, overlapped with the next batch's pull
+  std::uint64_t staging_bytes = 0;    // the two staging buffers' size (batches alternate between them)
 };
 
 // Throws UserError, before anything is pulled, for a name the version lacks, a tensor that is
